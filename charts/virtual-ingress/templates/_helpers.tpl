@@ -1,0 +1,113 @@
+{{/*
+Chart name, truncated to the 63 characters a label value allows.
+*/}}
+{{- define "virtual-ingress.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Prefix for cluster-scoped object names (policies, ClusterRoles). Cluster-scoped names must be unique per cluster,
+so two releases of this chart would otherwise collide.
+*/}}
+{{- define "virtual-ingress.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else if contains (include "virtual-ingress.name" .) .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "virtual-ingress.name" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "virtual-ingress.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Standard labels (helm.sh best practice) on every object the chart renders.
+*/}}
+{{- define "virtual-ingress.labels" -}}
+helm.sh/chart: {{ include "virtual-ingress.chart" . }}
+app.kubernetes.io/name: {{ include "virtual-ingress.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: virtual-ingress
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Kubernetes match block shared by every rule that acts on user namespaces: kinds plus the namespace restrictions
+from values. Only mutate rules use it; generate rules must not, because Kyverno forbids changing a generate rule's
+match on policy update (it would break `helm upgrade`).
+Call with (dict "kinds" (list ...) "operations" (list ...) "Values" .Values).
+*/}}
+{{- define "virtual-ingress.match" -}}
+any:
+- resources:
+    kinds:
+    {{- toYaml .kinds | nindent 4 }}
+    {{- with .operations }}
+    operations:
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+    {{- with .Values.namespaces.include }}
+    namespaces:
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+    {{- with .Values.namespaces.selector }}
+    namespaceSelector:
+    {{- toYaml . | nindent 6 }}
+    {{- end }}
+{{- end }}
+
+{{- define "virtual-ingress.exclude" -}}
+{{- with .Values.namespaces.exclude }}
+any:
+- resources:
+    namespaces:
+    {{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end }}
+
+{{/*
+Name of the Ingress generated for a VirtualIngress, as a Kyverno expression over the trigger.
+*/}}
+{{- define "virtual-ingress.ingressName" -}}
+{{ "{{" }} request.object.metadata.name {{ "}}" }}{{ .Values.generatedIngress.nameSuffix }}
+{{- end }}
+
+{{/*
+Values the rule bodies in files/rules read, handed to Kyverno as a context variable (vi_config). Only mutate rules
+take it: a generate rule's context may not change on policy update.
+*/}}
+{{- define "virtual-ingress.config" -}}
+{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches | toJson }}
+{{- end }}
+
+{{/*
+One mutate rule: the Kyverno rule body from files/rules/<file>.yaml plus match/exclude from values and the vi_config
+context variable. Call with (dict "file" "x.yaml" "kinds" (list ...) "operations" (list ...) "root" $).
+*/}}
+{{- define "virtual-ingress.mutateRule" -}}
+{{- $root := .root }}
+{{- $rule := $root.Files.Get (printf "files/rules/%s" .file) | fromYaml }}
+{{- $config := dict "name" "vi_config" "variable" (dict "value" (include "virtual-ingress.config" $root | fromJson)) }}
+{{- $_ := set $rule "context" (prepend ($rule.context | default list) $config) }}
+{{- $_ = set $rule "match" (include "virtual-ingress.match" (dict "kinds" .kinds "operations" .operations "Values" $root.Values) | fromYaml) }}
+{{- with include "virtual-ingress.exclude" $root | fromYaml }}
+{{- $_ = set $rule "exclude" . }}
+{{- end }}
+{{- list $rule | toYaml }}
+{{- end }}
+
+{{/*
+Kyverno expression for the labels or annotations of the VirtualIngress without the excluded keys.
+Call with (dict "field" "labels" "excluded" (list ...)). Returns the JMESPath only (no braces).
+*/}}
+{{- define "virtual-ingress.filteredMetadata" -}}
+{{- $items := printf "items(request.object.metadata.%s || `{}`, 'k', 'v')[?!contains(`%s`, k)]" .field (toJson (.excluded | default list)) -}}
+object_from_lists({{ $items }}.k, {{ $items }}.v)
+{{- end }}
