@@ -1,0 +1,167 @@
+# virtual-ingress: build, lint and test entry points. `make help` lists the targets.
+# Every tool is built from the Go module proxy into bin/ (nothing is downloaded as a prebuilt binary).
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-builtin-rules
+
+GO ?= go
+STAMPS := bin/.stamps
+DIST ?= dist
+# JUnit XML reports (git-ignored).
+JUNIT_DIR ?= _output/junit
+
+# Tool versions, read from the go.mod files without running go (so a no-op `make tools` is instant).
+# $(call modver,MODULE,GO.MOD) prints MODULE's required version.
+modver = $(shell awk '$$1 == "require" { $$1 = $$2; $$2 = $$3 } $$1 == "$(1)" { print $$2; exit }' $(2))
+HELM_VERSION := $(call modver,helm.sh/helm/v3,go.mod)
+KYVERNO_VERSION := $(call modver,github.com/kyverno/kyverno,go.mod)
+GOLANGCI_LINT_VERSION := $(call modver,github.com/golangci/golangci-lint/v2,tools/golangci-lint/go.mod)
+GO_VERSION := $(shell $(GO) env GOVERSION)
+
+# Kubernetes version the charts target. As in helm's own Makefile it follows the k8s.io/client-go version the
+# binaries are built with (v0.36.3 -> 1.36.3): it is baked into bin/helm as the default .Capabilities.KubeVersion
+# (the library default is v1.20) and passed explicitly with --kube-version.
+CLIENT_GO_VERSION := $(call modver,k8s.io/client-go,go.mod)
+KUBE_VERSION_PARTS := $(subst ., ,$(patsubst v%,%,$(CLIENT_GO_VERSION)))
+KUBE_MAJOR := $(shell echo $$(( $(firstword $(KUBE_VERSION_PARTS)) + 1 )))
+KUBE_MINOR := $(word 2,$(KUBE_VERSION_PARTS))
+KUBE_VERSION ?= $(KUBE_MAJOR).$(KUBE_MINOR).$(word 3,$(KUBE_VERSION_PARTS))
+
+HELM_LDFLAGS := \
+	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$(KUBE_MAJOR) \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(KUBE_MINOR) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$(KUBE_MAJOR) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(KUBE_MINOR)
+
+# Version-keyed stamps: a tool is rebuilt when its version (or the binary) changes, and not otherwise.
+# Force a rebuild with `make -B tools` or `make clean-tools`.
+HELM_STAMP := $(STAMPS)/helm-$(HELM_VERSION)-kube$(KUBE_MAJOR).$(KUBE_MINOR)
+KYVERNO_STAMP := $(STAMPS)/kyverno-$(KYVERNO_VERSION)
+GOLANGCI_LINT_STAMP := $(STAMPS)/golangci-lint-$(GOLANGCI_LINT_VERSION)-$(GO_VERSION)
+
+# bin/policytest is project code: rebuilt when its sources or the module files change.
+POLICYTEST_SRCS := $(shell find tools/policytest internal -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+
+CHARTS := $(patsubst %/Chart.yaml,%,$(wildcard charts/*/Chart.yaml))
+
+PREVIEW_VIRTUALINGRESSES ?= fixtures/examples/virtualingresses.yaml
+PREVIEW_SERVICES ?= fixtures/examples/services.yaml
+
+# Everything CI runs (`.ci/run` calls `make test`). Add e2e here when it exists: TEST_TARGETS += e2e
+TEST_TARGETS := lint unit golden policy-test
+
+##@ General
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN { FS = ":.*## " } \
+		/^##@/ { printf "\n%s\n", substr($$0, 5); next } \
+		/^[a-zA-Z0-9_.\/-]+:.*## / { printf "  %-22s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@echo
+	@echo "Versions: helm $(HELM_VERSION), kyverno $(KYVERNO_VERSION), golangci-lint $(GOLANGCI_LINT_VERSION), kube $(KUBE_VERSION), $(GO_VERSION)"
+
+##@ Test
+
+.PHONY: test
+test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test
+	@echo "make test: all of $(TEST_TARGETS) passed"
+
+.PHONY: lint
+lint: vet golangci-lint helm-lint kyverno-test ## Static checks: go vet, golangci-lint, helm lint, kyverno test
+
+.PHONY: vet
+vet: ## go vet ./...
+	$(GO) vet ./...
+
+.PHONY: golangci-lint
+golangci-lint: bin/golangci-lint ## golangci-lint run ./... (config: .golangci.yml)
+	bin/golangci-lint run ./...
+
+.PHONY: helm-lint
+helm-lint: bin/helm ## helm lint --strict every chart, alone and with each ci/*-values.yaml
+	@for chart in $(CHARTS); do \
+		echo "+ helm lint --strict --kube-version $(KUBE_VERSION) $$chart"; \
+		bin/helm lint --strict --kube-version $(KUBE_VERSION) "$$chart"; \
+		for values in "$$chart"/ci/*-values.yaml; do \
+			[ -e "$$values" ] || continue; \
+			echo "+ helm lint --strict --kube-version $(KUBE_VERSION) $$chart -f $$values"; \
+			bin/helm lint --strict --kube-version $(KUBE_VERSION) "$$chart" -f "$$values"; \
+		done; \
+	done
+
+.PHONY: kyverno-test
+kyverno-test: bin/kyverno ## kyverno test policies/ (fails on a failing or missing test)
+	bin/kyverno test policies/ --require-tests --remove-color
+
+.PHONY: unit
+unit: ## go test ./...
+	$(GO) test ./...
+
+.PHONY: golden
+golden: bin/policytest | $(JUNIT_DIR) ## Compare chart renders with tests/golden; fail if policies/ is stale
+	bin/policytest golden --junit $(JUNIT_DIR)/golden.xml
+
+.PHONY: golden-update
+golden-update: sync-policies ## Regenerate policies/ and rewrite tests/golden
+	bin/policytest golden --update
+
+.PHONY: sync-policies
+sync-policies: bin/policytest ## Regenerate policies/ from the chart
+	bin/policytest sync-policies
+
+.PHONY: policy-test
+policy-test: bin/policytest | $(JUNIT_DIR) ## Run the kyverno test suites in policies/ in-process, with JUnit output
+	bin/policytest kyverno policies --junit $(JUNIT_DIR)/kyverno.xml
+
+##@ Use
+
+.PHONY: preview
+preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)
+	bin/policytest preview -f $(PREVIEW_VIRTUALINGRESSES) -s $(PREVIEW_SERVICES)
+
+.PHONY: build
+build: bin/helm ## helm package every chart into dist/
+	@mkdir -p $(DIST)
+	@for chart in $(CHARTS); do \
+		echo "+ helm package $$chart -d $(DIST)"; \
+		bin/helm package "$$chart" -d $(DIST); \
+	done
+
+##@ Tools
+
+.PHONY: tools
+tools: bin/helm bin/kyverno bin/golangci-lint bin/policytest ## Build every tool into bin/
+
+bin/helm: $(HELM_STAMP) ## helm CLI (helm.sh/helm/v3 from go.mod, default kube version baked in)
+	$(GO) build -ldflags '$(HELM_LDFLAGS)' -o $@ helm.sh/helm/v3/cmd/helm
+
+bin/kyverno: $(KYVERNO_STAMP) ## kyverno CLI (tool directive in go.mod)
+	$(GO) build -o $@ github.com/kyverno/kyverno/cmd/cli/kubectl-kyverno
+
+bin/golangci-lint: $(GOLANGCI_LINT_STAMP) ## golangci-lint (tool directive in tools/golangci-lint/go.mod)
+	cd tools/golangci-lint && $(GO) build -o ../../$@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+bin/policytest: $(POLICYTEST_SRCS) ## The project's chart/policy checker (./tools/policytest)
+	$(GO) build -o $@ ./tools/policytest
+
+# A stamp names the version; making it drops the tool's older stamps, so the binary above is rebuilt.
+$(STAMPS)/%:
+	@mkdir -p $(STAMPS)
+	@rm -f $(STAMPS)/$(firstword $(subst -, ,$*))-*
+	@touch $@
+
+$(JUNIT_DIR):
+	@mkdir -p $@
+
+##@ Clean
+
+.PHONY: clean
+clean: ## Remove bin/, dist/ and test output
+	rm -rf bin $(DIST) _output
+
+.PHONY: clean-tools
+clean-tools: ## Remove the built tools only (next use rebuilds them)
+	rm -rf bin

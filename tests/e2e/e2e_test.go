@@ -1,0 +1,34 @@
+//go:build e2e
+
+package e2e
+
+import "testing"
+
+// TestVirtualIngress runs the scenarios in a fixed order on one cluster: the ones that reconfigure the Helm release
+// (upgrades, uninstall) come last because they change what every other scenario relies on.
+func TestVirtualIngress(t *testing.T) {
+	scenarios := []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"01 created before its Service", testCreatedBeforeService},
+		{"02 Service recreated under a new name", testServiceRecreated},
+		{"03 several paths, named backend, defaultBackend", testSeveralBackends},
+		{"04 several matches under error", testMultipleMatchesError},
+		{"05 deleting the VirtualIngress deletes the Ingress", testGarbageCollection},
+		{"06 edits of the VirtualIngress reach the Ingress", testEdits},
+		{"07 annotations kept and excluded", testAnnotations},
+		{"08 bad input rejected by the API server", testBadInput},
+		{"10 background controller down while the Service is recreated", testBackgroundControllerRestart},
+		{"11 namespace restrictions", testNamespaceRestrictions},
+		{"04b several matches under oldest", testMultipleMatchesOldest},
+		{"09 upgrades with every upgrade-safe value, then uninstall", testUpgradesAndUninstall},
+	}
+	for _, s := range scenarios {
+		if !t.Run(s.name, s.run) {
+			// Later scenarios assume the release and the policies are healthy; stop at the first failure so its
+			// logs are the ones printed.
+			return
+		}
+	}
+}

@@ -1,0 +1,78 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
+)
+
+// env is the cluster every test in the package shares; starting one takes tens of seconds, so tests isolate
+// themselves by namespace instead.
+var env struct {
+	cluster  *devcluster.Cluster
+	kube     kubernetes.Interface
+	dyn      dynamic.Interface
+	repoRoot string
+	helm     *helmRelease
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	root, err := devcluster.FindRepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env.repoRoot = root
+	// Under the repository (git-ignored), so that a failed CI run leaves the component logs where they can be read.
+	dir := filepath.Join(root, ".devcluster", "e2e")
+	start := time.Now()
+	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, WithKyverno: true, Timeout: 5 * time.Minute})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting devcluster:", err)
+		return 1
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping devcluster:", err)
+		}
+	}()
+	fmt.Printf("devcluster with Kyverno ready in %s\n", time.Since(start).Round(time.Millisecond))
+	env.cluster = cluster
+	env.kube = kubernetes.NewForConfigOrDie(cluster.RESTConfig())
+	env.dyn = dynamic.NewForConfigOrDie(cluster.RESTConfig())
+
+	env.helm, err = newHelmRelease(cluster.Kubeconfig(), filepath.Join(root, "charts", "virtual-ingress"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	start = time.Now()
+	if err := env.helm.install(ctx, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "helm install:", err)
+		fmt.Fprintln(os.Stderr, cluster.Logs(devcluster.ComponentKyverno))
+		return 1
+	}
+	if err := waitPoliciesReady(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, cluster.Logs(devcluster.ComponentKyverno))
+		return 1
+	}
+	fmt.Printf("chart installed and policies ready in %s\n", time.Since(start).Round(time.Millisecond))
+	return m.Run()
+}

@@ -1,0 +1,175 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var virtualIngressGVR = schema.GroupVersionResource{Group: "virtual-ingress.io", Version: "v1alpha1", Resource: "virtualingresses"}
+
+// relayLabels are the labels the Kubevirt CCM puts on the mirror of tenant Service relay/relay-family.
+func relayLabels() map[string]string {
+	return map[string]string{
+		"cluster.x-k8s.io/cluster-name":             "kubernetes-cluster-docs-infra-prod",
+		"cluster.x-k8s.io/tenant-service-name":      "relay-family",
+		"cluster.x-k8s.io/tenant-service-namespace": "relay",
+	}
+}
+
+// ccmName is a name like the ones the Kubevirt CCM gives mirrored Services.
+func ccmName(t *testing.T) string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "a" + hex.EncodeToString(b)[1:]
+}
+
+// newNamespace creates a namespace for one test and deletes it (and so everything in it) when the test ends.
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns, err := env.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	return ns.Name
+}
+
+// createService creates a CCM-style LoadBalancer Service.
+func createService(t *testing.T, ns, name string, labels map[string]string) *corev1.Service {
+	t.Helper()
+	svc, err := env.kube.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			Type:  corev1.ServiceTypeLoadBalancer,
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating Service %s/%s: %v", ns, name, err)
+	}
+	return svc
+}
+
+func deleteService(t *testing.T, ns, name string) {
+	t.Helper()
+	if err := env.kube.CoreV1().Services(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting Service %s/%s: %v", ns, name, err)
+	}
+}
+
+// selectorBackend is a VirtualIngress backend choosing its Service by labels.
+func selectorBackend(labels map[string]string, port int64) map[string]any {
+	ml := map[string]any{}
+	for k, v := range labels {
+		ml[k] = v
+	}
+	return map[string]any{"service": map[string]any{"matchLabels": ml, "port": map[string]any{"number": port}}}
+}
+
+func namedBackend(name string, port int64) map[string]any {
+	return map[string]any{"service": map[string]any{"name": name, "port": map[string]any{"number": port}}}
+}
+
+func path(p string, backend map[string]any) map[string]any {
+	return map[string]any{"path": p, "pathType": "Prefix", "backend": backend}
+}
+
+func rule(host string, paths ...map[string]any) map[string]any {
+	items := make([]any, len(paths))
+	for i, p := range paths {
+		items[i] = p
+	}
+	return map[string]any{"host": host, "http": map[string]any{"paths": items}}
+}
+
+// virtualIngress builds a VirtualIngress with the given spec; the coder example's annotations are set so that
+// every test also checks they survive.
+func virtualIngress(ns, name string, spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "virtual-ingress.io/v1alpha1",
+		"kind":       "VirtualIngress",
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": ns,
+			"annotations": map[string]any{
+				"cert-manager.io/cluster-issuer":                   "letsencrypt-prod",
+				"nginx.ingress.kubernetes.io/proxy-http-version":   "1.1",
+				"nginx.ingress.kubernetes.io/proxy-buffering":      "off",
+				"nginx.ingress.kubernetes.io/proxy-read-timeout":   "3600",
+				"nginx.ingress.kubernetes.io/proxy-send-timeout":   "3600",
+				"kubectl.kubernetes.io/last-applied-configuration": `{"kind":"VirtualIngress"}`,
+				"argocd.argoproj.io/tracking-id":                   "tenant:virtual-ingress.io/VirtualIngress:" + ns + "/" + name,
+			},
+			"labels": map[string]any{"team": "platform", "app.kubernetes.io/instance": "tenant-ingresses"},
+		},
+		"spec": spec,
+	}}
+}
+
+func coderSpec(labels map[string]string) map[string]any {
+	return map[string]any{
+		"ingressClassName": "tenant-root",
+		"tls": []any{
+			map[string]any{"hosts": []any{"coder.enigma.vgijssel.nl"}, "secretName": "coder-tls"},
+			map[string]any{"hosts": []any{"*.coder.enigma.vgijssel.nl"}, "secretName": "coder-wildcard-tls"},
+		},
+		"rules": []any{rule("coder.enigma.vgijssel.nl", path("/", selectorBackend(labels, 80)))},
+	}
+}
+
+func createVirtualIngress(t *testing.T, vi *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	out, err := env.dyn.Resource(virtualIngressGVR).Namespace(vi.GetNamespace()).Create(context.Background(), vi, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating VirtualIngress %s/%s: %v", vi.GetNamespace(), vi.GetName(), err)
+	}
+	return out
+}
+
+func getVirtualIngress(t *testing.T, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	vi, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("getting VirtualIngress %s/%s: %v", ns, name, err)
+	}
+	return vi
+}
+
+// readyCondition returns status, reason and message of the Ready condition ("" when there is none).
+func readyCondition(vi *unstructured.Unstructured) (status, reason, message string) {
+	conditions, _, _ := unstructured.NestedSlice(vi.Object, "status", "conditions")
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Ready" {
+			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"]), fmt.Sprint(m["message"])
+		}
+	}
+	return "", "", ""
+}
+
+// backendStates returns status.backends[].state keyed by field.
+func backendStates(vi *unstructured.Unstructured) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	backends, _, _ := unstructured.NestedSlice(vi.Object, "status", "backends")
+	for _, b := range backends {
+		m, _ := b.(map[string]any)
+		out[fmt.Sprint(m["field"])] = m
+	}
+	return out
+}
