@@ -1,0 +1,118 @@
+// Package render renders a Helm chart the way `helm template --include-crds` does, without a cluster, and splits
+// the result into documents. The golden tests, the policy sync and the offline preview all go through it, so the
+// bytes they compare, commit and evaluate are the same.
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/cli/values"
+)
+
+// Namespace is the release namespace of every render: the chart documents installing into it.
+const Namespace = "virtual-ingress"
+
+// KubeVersion is the cluster version templates see. The SDK would otherwise claim v1.20, which the chart's
+// kubeVersion constraint rejects and which would hide Capabilities-dependent output.
+const KubeVersion = "v1.36.3"
+
+// extraAPIVersions are the API groups of the clusters the chart targets; templates may test for them with
+// .Capabilities.APIVersions.Has, and a render must not depend on the machine it runs on.
+var extraAPIVersions = []string{
+	"kyverno.io/v1",
+	"kyverno.io/v2",
+	"policies.kyverno.io/v1",
+	"policies.kyverno.io/v1beta1",
+	"policies.kyverno.io/v1alpha1",
+	"networking.istio.io/v1",
+	"monitoring.coreos.com/v1",
+}
+
+// Manifest renders chartDir with the values files merged in order and then extra merged on top, and returns the
+// manifest `helm template --include-crds` would print: CRDs, then templates in Helm's install order, then hooks.
+// The release is named after the chart.
+func Manifest(chartDir string, valuesFiles []string, extra map[string]any) (string, error) {
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		return "", fmt.Errorf("loading chart %s: %w", chartDir, err)
+	}
+	vals, err := mergeValues(valuesFiles, extra)
+	if err != nil {
+		return "", err
+	}
+	install, err := newInstall(chrt)
+	if err != nil {
+		return "", err
+	}
+	rel, err := install.Run(chrt, vals)
+	if err != nil {
+		return "", fmt.Errorf("rendering chart %s: %w", chartDir, err)
+	}
+	var b strings.Builder
+	b.WriteString(rel.Manifest)
+	// Hooks are not part of rel.Manifest; helm template prints them after it, in the order Helm sorted them.
+	for _, h := range rel.Hooks {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", h.Path, h.Manifest)
+	}
+	return b.String(), nil
+}
+
+// Render is Manifest split into documents.
+func Render(chartDir string, valuesFiles []string, extra map[string]any) ([]Document, error) {
+	manifest, err := Manifest(chartDir, valuesFiles, extra)
+	if err != nil {
+		return nil, err
+	}
+	return Split(manifest)
+}
+
+func newInstall(chrt *chart.Chart) (*action.Install, error) {
+	kubeVersion, err := chartutil.ParseKubeVersion(KubeVersion)
+	if err != nil {
+		return nil, err
+	}
+	install := action.NewInstall(&action.Configuration{})
+	install.DryRun = true
+	install.ClientOnly = true
+	install.Replace = true
+	install.IncludeCRDs = true
+	install.ReleaseName = chrt.Name()
+	install.Namespace = Namespace
+	install.KubeVersion = kubeVersion
+	install.APIVersions = append(chartutil.VersionSet{}, chartutil.DefaultVersionSet...)
+	install.APIVersions = append(install.APIVersions, extraAPIVersions...)
+	return install, nil
+}
+
+func mergeValues(valuesFiles []string, extra map[string]any) (map[string]any, error) {
+	// No getter providers: values files are local paths only, never URLs.
+	opts := values.Options{ValueFiles: valuesFiles}
+	vals, err := opts.MergeValues(nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading values: %w", err)
+	}
+	return mergeMaps(vals, extra), nil
+}
+
+// mergeMaps merges b into a the way Helm merges values files: maps merge key by key, anything else replaces.
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if bv, ok := v.(map[string]any); ok {
+			if av, ok := out[k].(map[string]any); ok {
+				out[k] = mergeMaps(av, bv)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+const ciValuesSuffix = "-values.yaml"
+
+// goldenCase is one render of one chart: defaults, or defaults plus one ci/*-values.yaml file (the files
+// chart-testing also installs, so every configuration CI deploys has a golden file).
+type goldenCase struct {
+	Chart       string
+	ChartDir    string
+	Name        string
+	ValuesFiles []string
+}
+
+func (c goldenCase) ID() string { return c.Chart + "/" + c.Name }
+
+func (c goldenCase) goldenPath(goldenDir string) string {
+	return filepath.Join(goldenDir, c.Chart, c.Name+".yaml")
+}
+
+// discoverCases lists the cases of every chart directly under chartsDir, sorted by chart then case.
+func discoverCases(chartsDir string) ([]goldenCase, error) {
+	entries, err := os.ReadDir(chartsDir)
+	if err != nil {
+		return nil, err
+	}
+	var cases []goldenCase
+	for _, e := range entries {
+		dir := filepath.Join(chartsDir, e.Name())
+		if !e.IsDir() || !fileExists(filepath.Join(dir, "Chart.yaml")) {
+			continue
+		}
+		cases = append(cases, goldenCase{Chart: e.Name(), ChartDir: dir, Name: "default"})
+		valueFiles, err := filepath.Glob(filepath.Join(dir, "ci", "*"+ciValuesSuffix))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(valueFiles)
+		for _, f := range valueFiles {
+			name := strings.TrimSuffix(filepath.Base(f), ciValuesSuffix)
+			if name == "default" {
+				// Its golden file would be the defaults' one.
+				return nil, fmt.Errorf("%s: a ci values file may not be named default%s", f, ciValuesSuffix)
+			}
+			cases = append(cases, goldenCase{Chart: e.Name(), ChartDir: dir, Name: name, ValuesFiles: []string{f}})
+		}
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("no chart (directory with Chart.yaml) under %s", chartsDir)
+	}
+	return cases, nil
+}
+
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir()
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+const defaultNamespace = "default"
+
+var (
+	virtualIngressGVK = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualIngress"}
+	serviceGVK        = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	namespaceGVK      = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+)
+
+// inputObject is one document of a user's file, with where it came from for error messages.
+type inputObject struct {
+	File  string
+	Index int // 1-based document number in File
+	Obj   *unstructured.Unstructured
+}
+
+func (o inputObject) where() string { return fmt.Sprintf("%s: document %d", o.File, o.Index) }
+
+// readInputs parses every document of the files and checks each is one of the allowed kinds. Documents are
+// numbered as Kubernetes' YAML reader splits them: one holding only comments counts, nothing between two --- does
+// not.
+func readInputs(files []string, allowed ...schema.GroupVersionKind) ([]inputObject, error) {
+	var objs []inputObject
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		read, err := readInputFile(file, f, allowed)
+		_ = f.Close()
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, read...)
+	}
+	return objs, nil
+}
+
+func readInputFile(file string, r io.Reader, allowed []schema.GroupVersionKind) ([]inputObject, error) {
+	var objs []inputObject
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	for index := 1; ; index++ {
+		var content map[string]any
+		err := dec.Decode(&content)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: not valid YAML: %w", file, index, err)
+		}
+		if len(content) == 0 {
+			continue
+		}
+		in := inputObject{File: file, Index: index, Obj: &unstructured.Unstructured{Object: content}}
+		if err := checkKind(in, allowed); err != nil {
+			return nil, err
+		}
+		if in.Obj.GetName() == "" {
+			return nil, fmt.Errorf("%s: %s has no metadata.name", in.where(), in.Obj.GetKind())
+		}
+		if in.Obj.GroupVersionKind() != namespaceGVK && in.Obj.GetNamespace() == "" {
+			// kubectl apply would create it in the context's namespace; CI has no context, so use kubectl's default.
+			in.Obj.SetNamespace(defaultNamespace)
+		}
+		objs = append(objs, in)
+	}
+}
+
+func checkKind(in inputObject, allowed []schema.GroupVersionKind) error {
+	gvk := in.Obj.GroupVersionKind()
+	for _, a := range allowed {
+		if gvk == a {
+			return nil
+		}
+	}
+	want := ""
+	for i, a := range allowed {
+		if i > 0 {
+			want += " or "
+		}
+		want += a.Kind + " (" + a.GroupVersion().String() + ")"
+	}
+	return fmt.Errorf("%s: apiVersion %q kind %q: expected %s", in.where(), in.Obj.GetAPIVersion(), in.Obj.GetKind(), want)
+}
+
+// checkUnique rejects two documents for the same object: the second would silently replace the first.
+func checkUnique(objs []inputObject) error {
+	first := map[string]inputObject{}
+	for _, o := range objs {
+		key := o.Obj.GroupVersionKind().String() + " " + o.Obj.GetNamespace() + "/" + o.Obj.GetName()
+		if prev, dup := first[key]; dup {
+			return fmt.Errorf("%s: %s %s/%s is already defined in %s", o.where(), o.Obj.GetKind(), o.Obj.GetNamespace(), o.Obj.GetName(), prev.where())
+		}
+		first[key] = o
+	}
+	return nil
+}
+
+// fakeUID gives an object without a uid a stable one, as the API server would give it a random one: the
+// generated Ingress's ownerReference copies it, and preview output must not change from run to run.
+func fakeUID(obj *unstructured.Unstructured) {
+	if obj.GetUID() != "" {
+		return
+	}
+	key := obj.GroupVersionKind().String() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+	obj.SetUID(types.UID(uuid.NewSHA1(uuid.NameSpaceURL, []byte("policytest-preview:"+key)).String()))
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// The preview tests run the real chart: preview exists to show what its policies do.
+const realChart = "../../charts/virtual-ingress"
+
+func preview(t *testing.T, vis, services string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	viFile, svcFile := filepath.Join(dir, "virtualingresses.yaml"), filepath.Join(dir, "services.yaml")
+	writeFile(t, viFile, vis)
+	writeFile(t, svcFile, services)
+	var out bytes.Buffer
+	err := runPreview(&out, previewOptions{virtualIngresses: []string{viFile}, services: []string{svcFile}, chart: realChart})
+	return out.String(), err
+}
+
+func previewObjects(t *testing.T, output string) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	for _, doc := range strings.Split(output, "\n---\n") {
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("output is not YAML documents: %v\n%s", err, output)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: obj})
+	}
+	return objs
+}
+
+func str(t *testing.T, obj *unstructured.Unstructured, path ...string) string {
+	t.Helper()
+	v, _, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := v.(string)
+	return s
+}
+
+func TestPreviewResolvesServiceOfTheSameNamespaceAndGeneratesTheIngress(t *testing.T) {
+	out, err := preview(t, readFile(t, "testdata/preview/virtualingresses.yaml"), readFile(t, "testdata/preview/services.yaml"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	objs := previewObjects(t, out)
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
+	}
+	want := "Ingress default/shop-generated, VirtualIngress default/shop, VirtualIngress default/orphan"
+	if strings.Join(kinds, ", ") != want {
+		t.Fatalf("documents %q, want %q\n%s", strings.Join(kinds, ", "), want, out)
+	}
+	ingress, shop, orphan := objs[0], objs[1], objs[2]
+
+	paths, _, _ := unstructured.NestedSlice(ingress.Object, "spec", "rules")
+	backend := paths[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)["backend"].(map[string]any)
+	if name := backend["service"].(map[string]any)["name"]; name != "shop-in-default" {
+		t.Errorf("Ingress backend Service %v, want shop-in-default (the older match in namespace elsewhere must not count)", name)
+	}
+	owners := ingress.GetOwnerReferences()
+	if len(owners) != 1 || owners[0].UID == "" || owners[0].UID != shop.GetUID() || owners[0].Name != "shop" {
+		t.Errorf("ownerReferences %+v, want the VirtualIngress with uid %q", owners, shop.GetUID())
+	}
+	if conds, _, _ := unstructured.NestedSlice(shop.Object, "status", "conditions"); len(conds) != 1 || conds[0].(map[string]any)["status"] != "True" {
+		t.Errorf("shop Ready condition: %v", conds)
+	}
+	if got := str(t, shop, "status", "ingress", "name"); got != "shop-generated" {
+		t.Errorf("status.ingress.name %q", got)
+	}
+	backends, _, _ := unstructured.NestedSlice(orphan.Object, "status", "backends")
+	if len(backends) != 1 || backends[0].(map[string]any)["state"] != "NoMatch" {
+		t.Errorf("orphan backends %v, want one NoMatch", backends)
+	}
+
+	again, err := preview(t, readFile(t, "testdata/preview/virtualingresses.yaml"), readFile(t, "testdata/preview/services.yaml"))
+	if err != nil || again != out {
+		t.Errorf("a second run differs (err %v):\n%s", err, unifiedDiff("first", "second", out, again))
+	}
+}
+
+func TestPreviewRejectsBadInputNamingFileAndDocument(t *testing.T) {
+	good := readFile(t, "testdata/preview/virtualingresses.yaml")
+	services := readFile(t, "testdata/preview/services.yaml")
+	cases := map[string]struct {
+		vis, services string
+		want          []string
+	}{
+		"unparsable YAML": {
+			vis:  good + "---\nkind: [unclosed\n",
+			want: []string{"virtualingresses.yaml: document 3: not valid YAML"},
+		},
+		"unexpected kind in -f": {
+			vis:  "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: x}\n",
+			want: []string{"virtualingresses.yaml: document 1", `kind "Ingress"`, "expected VirtualIngress (virtual-ingress.io/v1alpha1)"},
+		},
+		"unexpected kind in -s": {
+			vis:      good,
+			services: services + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+			want:     []string{"services.yaml: document 3", "expected Service (v1) or Namespace (v1)"},
+		},
+		"rejected by the CRD": {
+			vis: good + `---
+apiVersion: virtual-ingress.io/v1alpha1
+kind: VirtualIngress
+metadata: {name: both}
+spec:
+  defaultBackend:
+    service:
+      name: web
+      matchLabels: {app: web}
+      port: {number: 80}
+`,
+			want: []string{"virtualingresses.yaml: document 3", "VirtualIngress default/both would be rejected", "exactly one of name or matchLabels"},
+		},
+		"duplicate": {
+			vis:  good + "---\n" + strings.SplitN(good, "---\n", 2)[0],
+			want: []string{"document 3", "already defined in", "document 1"},
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			svc := c.services
+			if svc == "" {
+				svc = services
+			}
+			out, err := preview(t, c.vis, svc)
+			if err == nil {
+				t.Fatalf("accepted:\n%s", out)
+			}
+			assertContains(t, err.Error(), c.want...)
+		})
+	}
+}
+
+func TestPreviewWithoutServicesLeavesEveryBackendUnresolved(t *testing.T) {
+	var out bytes.Buffer
+	err := runPreview(&out, previewOptions{virtualIngresses: []string{"testdata/preview/virtualingresses.yaml"}, chart: realChart})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	objs := previewObjects(t, out.String())
+	if len(objs) != 2 {
+		t.Fatalf("want the two VirtualIngresses and no Ingress, got %d documents:\n%s", len(objs), out.String())
+	}
+	for _, o := range objs {
+		backends, _, _ := unstructured.NestedSlice(o.Object, "status", "backends")
+		if o.GetKind() != "VirtualIngress" || len(backends) != 1 || backends[0].(map[string]any)["state"] != "NoMatch" {
+			t.Errorf("%s %s: backends %v, want one NoMatch", o.GetKind(), o.GetName(), backends)
+		}
+	}
+}
