@@ -6,10 +6,12 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/crdschema"
+	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
 	"github.com/virtual-ingress/virtual-ingress/internal/render"
 )
 
@@ -73,7 +75,10 @@ func runPreview(out io.Writer, o previewOptions) error {
 				vi.where(), vi.Obj.GetNamespace(), vi.Obj.GetName(), crdschema.Summary(errs))
 		}
 	}
-	fc := newFakeCluster(parts.crd, clusterObjects(vis, clusterObjs))
+	fc, err := kyvernosim.NewCluster([]*apiextensionsv1.CustomResourceDefinition{parts.crd}, clusterObjects(vis, clusterObjs))
+	if err != nil {
+		return err
+	}
 	var results []*unstructured.Unstructured
 	for _, vi := range vis {
 		fakeUID(vi.Obj)

@@ -11,14 +11,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
 )
 
 const defaultNamespace = "default"
 
 var (
 	virtualIngressGVK = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualIngress"}
-	serviceGVK        = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
-	namespaceGVK      = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+	serviceGVK        = kyvernosim.ServiceGVK
+	namespaceGVK      = kyvernosim.NamespaceGVK
 )
 
 // inputObject is one document of a user's file, with where it came from for error messages.
