@@ -50,8 +50,12 @@ CHARTS := $(patsubst %/Chart.yaml,%,$(wildcard charts/*/Chart.yaml))
 PREVIEW_VIRTUALINGRESSES ?= fixtures/examples/virtualingresses.yaml
 PREVIEW_SERVICES ?= fixtures/examples/services.yaml
 
-# Everything CI runs (`.ci/run` calls `make test`). Add e2e here when it exists: TEST_TARGETS += e2e
-TEST_TARGETS := lint unit golden policy-test
+# Everything CI runs (`.ci/run` calls `make test`).
+TEST_TARGETS := lint unit golden policy-test e2e
+
+# The end-to-end suite and the benchmark start a control plane with Kyverno as local processes (internal/devcluster);
+# its binaries are built once into bin/devcluster/, keyed by version.
+E2E_TIMEOUT ?= 45m
 
 ##@ General
 
@@ -66,7 +70,7 @@ help: ## List the targets
 ##@ Test
 
 .PHONY: test
-test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test
+test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test, e2e
 	@echo "make test: all of $(TEST_TARGETS) passed"
 
 .PHONY: lint
@@ -116,7 +120,27 @@ sync-policies: bin/policytest ## Regenerate policies/ from the chart
 policy-test: bin/policytest | $(JUNIT_DIR) ## Run the kyverno test suites in policies/ in-process, with JUnit output
 	bin/policytest kyverno policies --junit $(JUNIT_DIR)/kyverno.xml
 
+.PHONY: e2e
+e2e: | $(JUNIT_DIR) ## End-to-end suite on a real kube-apiserver + etcd + controller-manager + Kyverno (local processes)
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/e2e/ 2>&1 | tee $(JUNIT_DIR)/e2e.log
+
+.PHONY: devcluster-test
+devcluster-test: ## The devcluster's own integration test (garbage collection, Kyverno generate, restarts)
+	DEVCLUSTER_TEST=1 $(GO) test -count=1 ./internal/devcluster/
+
 ##@ Use
+
+.PHONY: demo
+demo: ## Start a local cluster with Kyverno, helm install the chart, show the coder example following a recreated Service
+	$(GO) run ./tools/demo
+
+.PHONY: demo-down
+demo-down: ## Stop and remove the demo cluster
+	$(GO) run ./tools/devcluster down --dir .devcluster/demo
+
+.PHONY: bench
+bench: ## Latency (create, Service recreate) and 1,000-VirtualIngress scale benchmark; writes _output/bench/results.json
+	$(GO) run ./tools/bench --out _output/bench/results.json
 
 .PHONY: preview
 preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)

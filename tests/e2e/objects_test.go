@@ -6,16 +6,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
-var virtualIngressGVR = schema.GroupVersionResource{Group: "virtual-ingress.io", Version: "v1alpha1", Resource: "virtualingresses"}
+var virtualIngressGVR = virtualingress.GVR
 
 // relayLabels are the labels the Kubevirt CCM puts on the mirror of tenant Service relay/relay-family.
 func relayLabels() map[string]string {
@@ -73,64 +73,21 @@ func deleteService(t *testing.T, ns, name string) {
 	}
 }
 
-// selectorBackend is a VirtualIngress backend choosing its Service by labels.
-func selectorBackend(labels map[string]string, port int64) map[string]any {
-	ml := map[string]any{}
-	for k, v := range labels {
-		ml[k] = v
-	}
-	return map[string]any{"service": map[string]any{"matchLabels": ml, "port": map[string]any{"number": port}}}
-}
-
-func namedBackend(name string, port int64) map[string]any {
-	return map[string]any{"service": map[string]any{"name": name, "port": map[string]any{"number": port}}}
-}
-
-func path(p string, backend map[string]any) map[string]any {
-	return map[string]any{"path": p, "pathType": "Prefix", "backend": backend}
-}
-
-func rule(host string, paths ...map[string]any) map[string]any {
-	items := make([]any, len(paths))
-	for i, p := range paths {
-		items[i] = p
-	}
-	return map[string]any{"host": host, "http": map[string]any{"paths": items}}
-}
-
 // virtualIngress builds a VirtualIngress with the given spec; the coder example's annotations are set so that
 // every test also checks they survive.
 func virtualIngress(ns, name string, spec map[string]any) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "virtual-ingress.io/v1alpha1",
-		"kind":       "VirtualIngress",
-		"metadata": map[string]any{
-			"name":      name,
-			"namespace": ns,
-			"annotations": map[string]any{
-				"cert-manager.io/cluster-issuer":                   "letsencrypt-prod",
-				"nginx.ingress.kubernetes.io/proxy-http-version":   "1.1",
-				"nginx.ingress.kubernetes.io/proxy-buffering":      "off",
-				"nginx.ingress.kubernetes.io/proxy-read-timeout":   "3600",
-				"nginx.ingress.kubernetes.io/proxy-send-timeout":   "3600",
-				"kubectl.kubernetes.io/last-applied-configuration": `{"kind":"VirtualIngress"}`,
-				"argocd.argoproj.io/tracking-id":                   "tenant:virtual-ingress.io/VirtualIngress:" + ns + "/" + name,
-			},
-			"labels": map[string]any{"team": "platform", "app.kubernetes.io/instance": "tenant-ingresses"},
-		},
-		"spec": spec,
-	}}
-}
-
-func coderSpec(labels map[string]string) map[string]any {
-	return map[string]any{
-		"ingressClassName": "tenant-root",
-		"tls": []any{
-			map[string]any{"hosts": []any{"coder.enigma.vgijssel.nl"}, "secretName": "coder-tls"},
-			map[string]any{"hosts": []any{"*.coder.enigma.vgijssel.nl"}, "secretName": "coder-wildcard-tls"},
-		},
-		"rules": []any{rule("coder.enigma.vgijssel.nl", path("/", selectorBackend(labels, 80)))},
-	}
+	vi := virtualingress.New(ns, name, spec)
+	vi.SetAnnotations(map[string]string{
+		"cert-manager.io/cluster-issuer":                   "letsencrypt-prod",
+		"nginx.ingress.kubernetes.io/proxy-http-version":   "1.1",
+		"nginx.ingress.kubernetes.io/proxy-buffering":      "off",
+		"nginx.ingress.kubernetes.io/proxy-read-timeout":   "3600",
+		"nginx.ingress.kubernetes.io/proxy-send-timeout":   "3600",
+		"kubectl.kubernetes.io/last-applied-configuration": `{"kind":"VirtualIngress"}`,
+		"argocd.argoproj.io/tracking-id":                   "tenant:virtual-ingress.io/VirtualIngress:" + ns + "/" + name,
+	})
+	vi.SetLabels(map[string]string{"team": "platform", "app.kubernetes.io/instance": "tenant-ingresses"})
+	return vi
 }
 
 func createVirtualIngress(t *testing.T, vi *unstructured.Unstructured) *unstructured.Unstructured {
@@ -149,27 +106,4 @@ func getVirtualIngress(t *testing.T, ns, name string) *unstructured.Unstructured
 		t.Fatalf("getting VirtualIngress %s/%s: %v", ns, name, err)
 	}
 	return vi
-}
-
-// readyCondition returns status, reason and message of the Ready condition ("" when there is none).
-func readyCondition(vi *unstructured.Unstructured) (status, reason, message string) {
-	conditions, _, _ := unstructured.NestedSlice(vi.Object, "status", "conditions")
-	for _, c := range conditions {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Ready" {
-			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"]), fmt.Sprint(m["message"])
-		}
-	}
-	return "", "", ""
-}
-
-// backendStates returns status.backends[].state keyed by field.
-func backendStates(vi *unstructured.Unstructured) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	backends, _, _ := unstructured.NestedSlice(vi.Object, "status", "backends")
-	for _, b := range backends {
-		m, _ := b.(map[string]any)
-		out[fmt.Sprint(m["field"])] = m
-	}
-	return out
 }

@@ -12,15 +12,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 func testCreatedBeforeService(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-pending")
-	createVirtualIngress(t, virtualIngress(ns, "coder", coderSpec(relayLabels())))
+	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
 
 	vi := waitReady(t, ns, "coder", "False", "Unresolved")
-	backend := backendStates(vi)["spec.rules[0].http.paths[0].backend"]
+	backend := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]
 	if backend["state"] != "NoMatch" || !strings.Contains(fmt.Sprint(backend["message"]), "cluster.x-k8s.io/tenant-service-name=relay-family") {
 		t.Fatalf("status does not name the unresolved selector: %v", backend)
 	}
@@ -37,7 +39,7 @@ func testServiceRecreated(t *testing.T) {
 	ns := newNamespace(t, "e2e-recreate")
 	first := ccmName(t)
 	createService(t, ns, first, relayLabels())
-	createVirtualIngress(t, virtualIngress(ns, "coder", coderSpec(relayLabels())))
+	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
 	ing := waitIngressServices(t, ns, "coder-generated", first)
 
 	// Watch the Ingress from here on: it must never be deleted, whatever happens to the Service.
@@ -61,7 +63,7 @@ func testServiceRecreated(t *testing.T) {
 
 	deleteService(t, ns, first)
 	vi := waitReady(t, ns, "coder", "False", "Stale")
-	if got := backendStates(vi)["spec.rules[0].http.paths[0].backend"]["service"]; got != first {
+	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["service"]; got != first {
 		t.Fatalf("stale backend keeps %v, want %s", got, first)
 	}
 	waitIngressServices(t, ns, "coder-generated", first)
@@ -91,12 +93,12 @@ func testSeveralBackends(t *testing.T) {
 	createService(t, ns, relay, relayLabels())
 	createService(t, ns, grafana, grafanaLabels)
 	createVirtualIngress(t, virtualIngress(ns, "portal", map[string]any{
-		"defaultBackend": selectorBackend(grafanaLabels, 80),
+		"defaultBackend": virtualingress.SelectorBackend(grafanaLabels, 80),
 		"rules": []any{
-			rule("portal.example.org",
-				path("/relay", selectorBackend(relayLabels(), 80)),
-				path("/static", namedBackend("static-site", 8080))),
-			rule("grafana.example.org", path("/", selectorBackend(grafanaLabels, 80))),
+			virtualingress.Rule("portal.example.org",
+				virtualingress.Path("/relay", virtualingress.SelectorBackend(relayLabels(), 80)),
+				virtualingress.Path("/static", virtualingress.NamedBackend("static-site", 8080))),
+			virtualingress.Rule("grafana.example.org", virtualingress.Path("/", virtualingress.SelectorBackend(grafanaLabels, 80))),
 		},
 	}))
 	waitIngressServices(t, ns, "portal-generated", grafana, relay, "static-site", grafana)
@@ -108,13 +110,13 @@ func testMultipleMatchesError(t *testing.T) {
 	ns := newNamespace(t, "e2e-multi")
 	labels := map[string]string{"app": "web"}
 	createService(t, ns, "web-blue", labels)
-	createVirtualIngress(t, virtualIngress(ns, "web", coderSpec(labels)))
+	createVirtualIngress(t, virtualIngress(ns, "web", virtualingress.CoderSpec(labels)))
 	ing := waitIngressServices(t, ns, "web-generated", "web-blue")
 
 	// A second match: the Ingress must stay on web-blue and status must list both.
 	createService(t, ns, "web-green", labels)
 	vi := waitReady(t, ns, "web", "False", "Stale")
-	backend := backendStates(vi)["spec.rules[0].http.paths[0].backend"]
+	backend := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]
 	if fmt.Sprint(backend["candidates"]) != "[web-blue web-green]" || backend["service"] != "web-blue" {
 		t.Fatalf("status: %v", backend)
 	}
@@ -123,9 +125,9 @@ func testMultipleMatchesError(t *testing.T) {
 	}
 
 	// A VirtualIngress created while both match gets no Ingress at all.
-	createVirtualIngress(t, virtualIngress(ns, "web2", coderSpec(labels)))
+	createVirtualIngress(t, virtualIngress(ns, "web2", virtualingress.CoderSpec(labels)))
 	vi = waitReady(t, ns, "web2", "False", "Unresolved")
-	if got := backendStates(vi)["spec.rules[0].http.paths[0].backend"]["state"]; got != "MultipleMatches" {
+	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["state"]; got != "MultipleMatches" {
 		t.Fatalf("state %v, want MultipleMatches", got)
 	}
 	assertNoIngress(t, ns, "web2-generated")
@@ -136,7 +138,7 @@ func testGarbageCollection(t *testing.T) {
 	ns := newNamespace(t, "e2e-gc")
 	name := ccmName(t)
 	createService(t, ns, name, relayLabels())
-	createVirtualIngress(t, virtualIngress(ns, "coder", coderSpec(relayLabels())))
+	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
 	waitIngressServices(t, ns, "coder-generated", name)
 
 	if err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Delete(context.Background(), "coder", metav1.DeleteOptions{}); err != nil {
@@ -159,7 +161,7 @@ func testEdits(t *testing.T) {
 	wikiLabels := map[string]string{"cluster.x-k8s.io/tenant-service-name": "wiki"}
 	createService(t, ns, relay, relayLabels())
 	createService(t, ns, wiki, wikiLabels)
-	createVirtualIngress(t, virtualIngress(ns, "coder", coderSpec(relayLabels())))
+	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
 	before := waitIngressServices(t, ns, "coder-generated", relay)
 
 	vi := getVirtualIngress(t, ns, "coder")
@@ -167,7 +169,7 @@ func testEdits(t *testing.T) {
 	r := rules[0].(map[string]any)
 	r["host"] = "code.enigma.vgijssel.nl"
 	paths := r["http"].(map[string]any)["paths"].([]any)
-	r["http"].(map[string]any)["paths"] = append(paths, path("/wiki", selectorBackend(wikiLabels, 80)))
+	r["http"].(map[string]any)["paths"] = append(paths, virtualingress.Path("/wiki", virtualingress.SelectorBackend(wikiLabels, 80)))
 	if err := unstructured.SetNestedSlice(vi.Object, rules, "spec", "rules"); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +196,7 @@ func testAnnotations(t *testing.T) {
 	ns := newNamespace(t, "e2e-meta")
 	name := ccmName(t)
 	createService(t, ns, name, relayLabels())
-	vi := createVirtualIngress(t, virtualIngress(ns, "coder", coderSpec(relayLabels())))
+	vi := createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
 	ing := waitIngressServices(t, ns, "coder-generated", name)
 
 	for _, k := range []string{
@@ -227,7 +229,7 @@ func testBadInput(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-invalid")
 	backendWith := func(service map[string]any) map[string]any {
-		return map[string]any{"rules": []any{rule("x.example.org", path("/", map[string]any{"service": service}))}}
+		return map[string]any{"rules": []any{virtualingress.Rule("x.example.org", virtualingress.Path("/", map[string]any{"service": service}))}}
 	}
 	port := map[string]any{"number": int64(80)}
 	cases := []struct {

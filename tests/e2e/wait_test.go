@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,11 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 // convergeTimeout bounds every wait for the policies to act. Typical resolution takes well under a second (see
 // `make bench`); the margin absorbs a loaded 2-core CI machine.
 const convergeTimeout = 60 * time.Second
+
+// policySelector selects the chart's ClusterPolicies.
+const policySelector = "app.kubernetes.io/part-of=virtual-ingress"
 
 var clusterPolicyGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v1", Resource: "clusterpolicies"}
 
@@ -105,7 +108,7 @@ func waitReady(t *testing.T, ns, name, status, reason string) *unstructured.Unst
 		if err != nil {
 			return false, "", err
 		}
-		s, r, m := readyCondition(vi)
+		s, r, m := virtualingress.ReadyCondition(vi)
 		return s == status && r == reason, fmt.Sprintf("%s/%s: %s", s, r, m), nil
 	})
 	return vi
@@ -121,33 +124,6 @@ func assertNoIngress(t *testing.T, ns, name string) {
 	if !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-}
-
-// waitPoliciesReady waits until every ClusterPolicy of the chart reports Ready.
-func waitPoliciesReady(ctx context.Context) error {
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := env.dyn.Resource(clusterPolicyGVR).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/part-of=virtual-ingress"})
-		if err != nil {
-			return false, err
-		}
-		if len(list.Items) == 0 {
-			last = "no policies"
-			return false, nil
-		}
-		var notReady []string
-		for _, p := range list.Items {
-			if s, _, m := readyCondition(&p); s != "True" {
-				notReady = append(notReady, p.GetName()+": "+m)
-			}
-		}
-		last = strings.Join(notReady, "; ")
-		return len(notReady) == 0, nil
-	})
-	if err != nil {
-		return errors.New("policies not ready: " + last)
-	}
-	return nil
 }
 
 var updateRequestGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v2", Resource: "updaterequests"}

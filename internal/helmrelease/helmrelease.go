@@ -1,0 +1,65 @@
+// Package helmrelease installs, upgrades and uninstalls a local chart with Helm's SDK (what the helm CLI runs), for
+// the end-to-end tests, the benchmark and the demo.
+package helmrelease
+
+import (
+	"context"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// Release drives one release of a local chart with Helm's own install/upgrade/uninstall actions, the code path of
+// the helm CLI.
+type Release struct {
+	name      string
+	namespace string
+	cfg       *action.Configuration
+	chart     *chart.Chart
+}
+
+// New prepares release name in namespace of the chart in chartDir, against the cluster of kubeconfig.
+func New(kubeconfig, chartDir, name, namespace string) (*Release, error) {
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart: %w", err)
+	}
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &kubeconfig
+	flags.Namespace = &namespace
+	cfg := new(action.Configuration)
+	// Helm's debug log (one line per object it creates) is noise here; errors come back as values.
+	if err := cfg.Init(flags, namespace, "secret", func(string, ...any) {}); err != nil {
+		return nil, err
+	}
+	return &Release{name: name, namespace: namespace, cfg: cfg, chart: ch}, nil
+}
+
+// Install installs the release, creating its namespace.
+func (h *Release) Install(ctx context.Context, values map[string]any) error {
+	install := action.NewInstall(h.cfg)
+	install.ReleaseName = h.name
+	install.Namespace = h.namespace
+	install.CreateNamespace = true
+	_, err := install.RunWithContext(ctx, h.chart, values)
+	return err
+}
+
+// Upgrade applies values on top of the chart defaults (like `helm upgrade --reset-values -f`), so each call states
+// the whole configuration under test.
+func (h *Release) Upgrade(ctx context.Context, values map[string]any) error {
+	upgrade := action.NewUpgrade(h.cfg)
+	upgrade.Namespace = h.namespace
+	upgrade.ResetValues = true
+	_, err := upgrade.RunWithContext(ctx, h.name, h.chart, values)
+	return err
+}
+
+// Uninstall removes the release.
+func (h *Release) Uninstall() error {
+	_, err := action.NewUninstall(h.cfg).Run(h.name)
+	return err
+}
