@@ -79,6 +79,7 @@ lint: vet golangci-lint helm-lint kyverno-test ## Static checks: go vet, golangc
 .PHONY: vet
 vet: ## go vet ./...
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./tests/e2e/
 
 .PHONY: golangci-lint
 golangci-lint: bin/golangci-lint ## golangci-lint run ./... (config: .golangci.yml)

@@ -6,34 +6,31 @@ import (
 	"fmt"
 	"io"
 
-	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/render"
 )
 
 // renderChart renders a chart the way `helm template` does and returns the objects of its manifest.
 // Hooks are left out: they are Jobs and Pods for install/upgrade/delete steps, which need a kubelet.
-func renderChart(chartDir, releaseName, namespace, kubeVersion string, values map[string]any) ([]*unstructured.Unstructured, error) {
+// The Kubernetes version is render.KubeVersion, the version of the API server devcluster runs.
+func renderChart(chartDir, releaseName, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %s: %w", chartDir, err)
 	}
 	dropMissingDependencies(ch)
-	kv, err := chartutil.ParseKubeVersion(kubeVersion)
+	install, err := render.ClientOnlyInstall(releaseName, namespace)
 	if err != nil {
 		return nil, err
 	}
-	install := action.NewInstall(&action.Configuration{})
-	install.DryRun = true
-	install.ClientOnly = true
-	install.Replace = true
-	install.ReleaseName = releaseName
-	install.Namespace = namespace
-	// The SDK's default is v1.20, which charts with a kubeVersion constraint reject.
-	install.KubeVersion = kv
+	// Only the API groups this cluster really serves at render time; the extra groups render.ClientOnlyInstall
+	// declares (for this project's charts) could switch on templates of Kyverno's chart for absent APIs.
+	install.APIVersions = chartutil.DefaultVersionSet
 	rel, err := install.Run(ch, values)
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", chartDir, err)

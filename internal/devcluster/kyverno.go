@@ -23,9 +23,6 @@ import (
 // KyvernoNamespace is where Kyverno's ServiceAccounts, ConfigMaps, leases and TLS secrets live.
 const KyvernoNamespace = "kyverno"
 
-// kubeVersion is what the chart is rendered for: the version of the API server it is applied to.
-const kubeVersion = "v1.36.3"
-
 // tokenLifetime of the controllers' ServiceAccount tokens: a cluster is not expected to live longer.
 const tokenLifetime = 365 * 24 * time.Hour
 
@@ -226,7 +223,7 @@ func (c *Cluster) applyKyvernoChart(ctx context.Context, a *applier, modDir stri
 // renderKyvernoObjects renders Kyverno's chart and returns how to run its controllers and the objects to
 // apply.
 func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructured.Unstructured, error) {
-	objs, err := renderChart(filepath.Join(modDir, "charts", "kyverno"), "kyverno", KyvernoNamespace, kubeVersion, map[string]any{
+	objs, err := renderChart(filepath.Join(modDir, "charts", "kyverno"), "kyverno", KyvernoNamespace, map[string]any{
 		// CRDs come from config/crds, applied server-side: some are too large for client-side apply, and
 		// the chart's CRD subcharts from remote repositories are not in the module.
 		"crds":          map[string]any{"install": false},

@@ -5,6 +5,7 @@ package helmrelease
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -62,4 +63,10 @@ func (h *Release) Upgrade(ctx context.Context, values map[string]any) error {
 func (h *Release) Uninstall() error {
 	_, err := action.NewUninstall(h.cfg).Run(h.name)
 	return err
+}
+
+// ForRepoChart prepares the release of charts/<chart> of this repository, named after the chart and installed into
+// the namespace of that name, as the README's `helm install` does.
+func ForRepoChart(kubeconfig, repoRoot, chart string) (*Release, error) {
+	return New(kubeconfig, filepath.Join(repoRoot, "charts", chart), chart, chart)
 }

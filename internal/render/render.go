@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/cli/values"
@@ -45,10 +44,11 @@ func Manifest(chartDir string, valuesFiles []string, extra map[string]any) (stri
 	if err != nil {
 		return "", err
 	}
-	install, err := newInstall(chrt)
+	install, err := ClientOnlyInstall(chrt.Name(), Namespace)
 	if err != nil {
 		return "", err
 	}
+	install.IncludeCRDs = true
 	rel, err := install.Run(chrt, vals)
 	if err != nil {
 		return "", fmt.Errorf("rendering chart %s: %w", chartDir, err)
@@ -71,7 +71,9 @@ func Render(chartDir string, valuesFiles []string, extra map[string]any) ([]Docu
 	return Split(manifest)
 }
 
-func newInstall(chrt *chart.Chart) (*action.Install, error) {
+// ClientOnlyInstall is the install action `helm template` runs: no cluster, Capabilities fixed to KubeVersion and the
+// API groups the charts here target. Callers set what else they need (IncludeCRDs) and call Run.
+func ClientOnlyInstall(releaseName, namespace string) (*action.Install, error) {
 	kubeVersion, err := chartutil.ParseKubeVersion(KubeVersion)
 	if err != nil {
 		return nil, err
@@ -80,9 +82,8 @@ func newInstall(chrt *chart.Chart) (*action.Install, error) {
 	install.DryRun = true
 	install.ClientOnly = true
 	install.Replace = true
-	install.IncludeCRDs = true
-	install.ReleaseName = chrt.Name()
-	install.Namespace = Namespace
+	install.ReleaseName = releaseName
+	install.Namespace = namespace
 	install.KubeVersion = kubeVersion
 	install.APIVersions = append(chartutil.VersionSet{}, chartutil.DefaultVersionSet...)
 	install.APIVersions = append(install.APIVersions, extraAPIVersions...)

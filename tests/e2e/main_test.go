@@ -62,7 +62,7 @@ func run(m *testing.M) int {
 	env.kube = kubernetes.NewForConfigOrDie(cluster.RESTConfig())
 	env.dyn = dynamic.NewForConfigOrDie(cluster.RESTConfig())
 
-	env.helm, err = helmrelease.New(cluster.Kubeconfig(), filepath.Join(root, "charts", "virtual-ingress"), "virtual-ingress", "virtual-ingress")
+	env.helm, err = helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

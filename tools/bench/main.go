@@ -16,15 +16,16 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/helmrelease"
 )
 
 type options struct {
-	creates, recreates, scale int
-	out, dir                  string
-	timeout                   time.Duration
+	creates, recreates, scale, burst int
+	out, dir                         string
+	timeout                          time.Duration
 }
 
 // bench holds the clients every measurement uses.
@@ -40,6 +41,7 @@ func main() {
 	flag.IntVar(&o.creates, "creates", 200, "VirtualIngresses created one after the other for the create latency")
 	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
+	flag.IntVar(&o.burst, "burst", 100, "Services recreated at once in the scale run's second phase")
 	flag.StringVar(&o.out, "out", "_output/bench/results.json", "where to write the results as JSON")
 	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench in the repository)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long one measurement may wait for convergence")
@@ -51,6 +53,9 @@ func main() {
 }
 
 func run(o options) error {
+	// Kyverno answers every ClusterPolicy write with two expected warnings (kyverno.io/v1 is deprecated; status is
+	// patched without a status subresource, which this CRD does not have); see the README.
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
 	ctx := context.Background()
 	root, err := devcluster.FindRepoRoot()
 	if err != nil {
@@ -70,7 +75,7 @@ func run(o options) error {
 	cfg.QPS, cfg.Burst = 500, 1000
 	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout}
 
-	release, err := helmrelease.New(cluster.Kubeconfig(), filepath.Join(root, "charts", "virtual-ingress"), "virtual-ingress", "virtual-ingress")
+	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {
 		return err
 	}
@@ -92,7 +97,7 @@ func run(o options) error {
 	}
 	if o.scale > 0 {
 		fmt.Printf("scale: %d VirtualIngresses over %d Services in one namespace\n", o.scale, o.scale)
-		if results.Scale, err = b.scaleRun(ctx, o.scale); err != nil {
+		if results.Scale, err = b.scaleRun(ctx, o.scale, min(o.burst, o.scale)); err != nil {
 			return err
 		}
 	}

@@ -27,12 +27,16 @@ type latency struct {
 
 type scale struct {
 	VirtualIngresses     int     `json:"virtualIngresses"`
+	CreateSeconds        float64 `json:"createAllSeconds"`
 	ConvergeSeconds      float64 `json:"convergeSeconds"`
 	Resolved             int     `json:"resolved"`
 	LostUpdateRequests   int     `json:"lostUpdateRequests"`
 	SkippedByThreshold   int     `json:"updateRequestsSkippedByThreshold"`
 	PeakUpdateRequests   int     `json:"peakPendingUpdateRequests"`
 	APIRequestsPerVI     float64 `json:"apiRequestsPerVirtualIngress"`
+	BurstRecreations     int     `json:"burstServiceRecreations"`
+	BurstFollowed        int     `json:"burstIngressesFollowed"`
+	BurstConvergeSeconds float64 `json:"burstConvergeSeconds"`
 	BackgroundPeakMemMiB float64 `json:"backgroundControllerPeakMemoryMiB"`
 	AdmissionPeakMemMiB  float64 `json:"admissionControllerPeakMemoryMiB"`
 	TargetSeconds        float64 `json:"targetConvergeSeconds"`
@@ -91,10 +95,12 @@ func (r results) print(out io.Writer) {
 	}
 	if s := r.Scale; s != nil {
 		fmt.Fprintf(w, "\nscale: %d VirtualIngresses / %d Services, one namespace\t\t\t\t\t\n", s.VirtualIngresses, s.VirtualIngresses)
+		fmt.Fprintf(w, "time to create all VirtualIngresses (admission)\t%.1f s\t\t\t\t\n", s.CreateSeconds)
 		fmt.Fprintf(w, "time until all resolved\t%.1f s\t\t\t<= %.0f s: %s\t\n", s.ConvergeSeconds, s.TargetSeconds, verdict(s.Resolved == s.VirtualIngresses && s.ConvergeSeconds <= s.TargetSeconds))
 		fmt.Fprintf(w, "resolved / lost\t%d / %d\t\t\tlost = 0: %s\t\n", s.Resolved, s.LostUpdateRequests, verdict(s.LostUpdateRequests == 0))
 		fmt.Fprintf(w, "UpdateRequests skipped by threshold / peak pending\t%d / %d\t\t\t\t\n", s.SkippedByThreshold, s.PeakUpdateRequests)
 		fmt.Fprintf(w, "API requests per VirtualIngress (all clients)\t%.1f\t\t\t\t\n", s.APIRequestsPerVI)
+		fmt.Fprintf(w, "burst of %d Service recreations: Ingresses followed / time\t%d / %.1f s\t\t\t\t\n", s.BurstRecreations, s.BurstFollowed, s.BurstConvergeSeconds)
 		fmt.Fprintf(w, "peak memory background / admission controller\t%.0f MiB / %.0f MiB\t\t\t\t\n", s.BackgroundPeakMemMiB, s.AdmissionPeakMemMiB)
 	}
 	_ = w.Flush()

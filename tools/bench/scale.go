@@ -11,6 +11,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
@@ -21,9 +22,13 @@ const scaleTarget = 60 * time.Second
 
 var updateRequestGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v2", Resource: "updaterequests"}
 
-// scaleRun creates n Services, then n VirtualIngresses (each selecting one Service) as fast as the API server takes
-// them, and measures the time until every Ingress routes to its Service.
-func (b *bench) scaleRun(ctx context.Context, n int) (*scale, error) {
+// scaleRun measures n VirtualIngresses over n existing Services in one namespace, in two phases:
+//  1. the Services are created and their events drained (no VirtualIngress exists yet), then the n VirtualIngresses
+//     are created as fast as the API server takes them: time until every Ingress routes to its Service;
+//  2. with all n resolved, a burst of Service recreations (a tenant cluster restarting its LoadBalancers): time until
+//     every affected Ingress follows. Each Service event makes Kyverno list and check the namespace's
+//     VirtualIngresses, so this phase shows the cost of Service events at scale.
+func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 	ns, err := b.namespace(ctx, "bench-scale")
 	if err != nil {
 		return nil, err
@@ -32,6 +37,9 @@ func (b *bench) scaleRun(ctx context.Context, n int) (*scale, error) {
 		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d", i), labelsFor(i))
 		return err
 	}); err != nil {
+		return nil, err
+	}
+	if err := b.waitUpdateRequestsDrained(ctx); err != nil {
 		return nil, err
 	}
 	iw, err := b.watchIngresses(ctx, ns)
@@ -53,30 +61,72 @@ func (b *bench) scaleRun(ctx context.Context, n int) (*scale, error) {
 	}); err != nil {
 		return nil, err
 	}
-	resolved := iw.countResolved(n, b.timeout)
+	created := time.Since(start)
+	resolved := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout)
 	converged := time.Since(start)
 	peak := peakURs()
-
 	requestsAfter, err := b.apiRequests(ctx)
 	if err != nil {
 		return nil, err
 	}
+
+	// Phase 2: recreate the first burst Services under new names, all at once.
+	burstStart := time.Now()
+	if err := parallel(burst, func(i int) error {
+		if err := b.kube.CoreV1().Services(ns).Delete(ctx, fmt.Sprintf("svc-%d", i), metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d-new", i), labelsFor(i))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	followed := iw.countResolved(burst, func(i int) string { return fmt.Sprintf("svc-%d-new", i) }, b.timeout)
+	burstConverged := time.Since(burstStart)
+
 	return &scale{
 		VirtualIngresses:     n,
+		CreateSeconds:        created.Seconds(),
 		ConvergeSeconds:      converged.Seconds(),
 		Resolved:             resolved,
 		LostUpdateRequests:   n - resolved,
 		SkippedByThreshold:   countInFile(b.cluster.LogPath(devcluster.ComponentKyverno), "UpdateRequest creation skipped"),
 		PeakUpdateRequests:   peak,
 		APIRequestsPerVI:     float64(requestsAfter-requestsBefore) / float64(n),
+		BurstRecreations:     burst,
+		BurstFollowed:        followed,
+		BurstConvergeSeconds: burstConverged.Seconds(),
 		BackgroundPeakMemMiB: peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyvernoBackground)),
 		AdmissionPeakMemMiB:  peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyverno)),
 		TargetSeconds:        scaleTarget.Seconds(),
 	}, nil
 }
 
-// countResolved counts distinct Ingresses vi-<i>-generated routing to svc-<i>, until all n are seen or the timeout.
-func (iw *ingressWatch) countResolved(n int, timeout time.Duration) int {
+// waitUpdateRequestsDrained waits until Kyverno has no UpdateRequest left that is not completed or failed.
+func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
+	deadline := time.Now().Add(b.timeout)
+	for time.Now().Before(deadline) {
+		list, err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		pending := 0
+		for _, ur := range list.Items {
+			if state, _, _ := unstructured.NestedString(ur.Object, "status", "state"); state != "Completed" && state != "Failed" {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("Kyverno UpdateRequests still pending after %s", b.timeout)
+}
+
+// countResolved counts distinct Ingresses vi-<i>-generated (i < n) routing to service(i), until all n are seen or
+// the timeout.
+func (iw *ingressWatch) countResolved(n int, service func(int) string, timeout time.Duration) int {
 	seen := map[string]bool{}
 	deadline := time.After(timeout)
 	for len(seen) < n {
@@ -90,10 +140,10 @@ func (iw *ingressWatch) countResolved(n int, timeout time.Duration) int {
 				continue
 			}
 			var i int
-			if _, err := fmt.Sscanf(ing.Name, "vi-%d-generated", &i); err != nil {
+			if _, err := fmt.Sscanf(ing.Name, "vi-%d-generated", &i); err != nil || i >= n {
 				continue
 			}
-			if firstService(ing) == fmt.Sprintf("svc-%d", i) {
+			if firstService(ing) == service(i) {
 				seen[ing.Name] = true
 			}
 		case <-deadline:

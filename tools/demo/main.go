@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
@@ -37,6 +38,9 @@ func main() {
 }
 
 func run(ctx context.Context) error {
+	// Kyverno answers every ClusterPolicy write with two expected warnings (kyverno.io/v1 is deprecated; status is
+	// patched without a status subresource, which this CRD does not have); see the README.
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
 	root, err := devcluster.FindRepoRoot()
 	if err != nil {
 		return err
@@ -52,7 +56,7 @@ func run(ctx context.Context) error {
 	dyn := dynamic.NewForConfigOrDie(cluster.RESTConfig())
 
 	step("helm install virtual-ingress ./charts/virtual-ingress")
-	release, err := helmrelease.New(cluster.Kubeconfig(), filepath.Join(root, "charts", "virtual-ingress"), "virtual-ingress", "virtual-ingress")
+	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {
 		return err
 	}
