@@ -121,7 +121,7 @@ func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	return fmt.Errorf("Kyverno UpdateRequests still pending after %s", b.timeout)
+	return fmt.Errorf("still pending Kyverno UpdateRequests after %s", b.timeout)
 }
 
 // countResolved counts distinct Ingresses vi-<i>-generated (i < n) routing to service(i), until all n are seen or

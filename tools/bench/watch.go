@@ -42,7 +42,7 @@ func (iw *ingressWatch) waitFor(name, service string, timeout time.Duration) (ti
 				return time.Now(), nil
 			}
 		case <-deadline:
-			return time.Time{}, fmt.Errorf("Ingress %s did not route to %s within %s", name, service, timeout)
+			return time.Time{}, fmt.Errorf("the Ingress %s did not route to %s within %s", name, service, timeout)
 		}
 	}
 }
