@@ -1,3 +1,5 @@
+//go:build devcluster
+
 package devcluster_test
 
 import (
@@ -27,14 +29,11 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
 )
 
-// The cluster tests build binaries (minutes, once) and start processes (seconds to a minute), so they run
-// only when asked for: DEVCLUSTER_TEST=1 go test ./internal/devcluster/
+// The cluster tests build binaries (minutes, once) and start processes (seconds to a minute), so they sit behind
+// a build tag: go test -tags devcluster ./internal/devcluster/ (make devcluster-test, part of make test).
 var cluster *devcluster.Cluster
 
 func TestMain(m *testing.M) {
-	if os.Getenv("DEVCLUSTER_TEST") != "1" {
-		os.Exit(m.Run())
-	}
 	os.Exit(runWithCluster(m))
 }
 
@@ -88,9 +87,6 @@ func readPids(dir string) map[string]int {
 
 func needCluster(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
 	t.Helper()
-	if cluster == nil {
-		t.Skip("set DEVCLUSTER_TEST=1 to run tests against a local control plane")
-	}
 	cfg := cluster.RESTConfig()
 	cfg.WarningHandler = rest.NoWarnings{}
 	return kubernetes.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
