@@ -62,18 +62,8 @@ func run(m *testing.M) int {
 	env.kube = kubernetes.NewForConfigOrDie(cluster.RESTConfig())
 	env.dyn = dynamic.NewForConfigOrDie(cluster.RESTConfig())
 
-	env.helm, err = helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	start = time.Now()
-	if err := env.helm.Install(ctx, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "helm install:", err)
-		fmt.Fprintln(os.Stderr, cluster.Logs(devcluster.ComponentKyverno))
-		return 1
-	}
-	if err := env.cluster.WaitClusterPoliciesReady(ctx, policySelector); err != nil {
+	if env.helm, err = cluster.InstallRepoChart(ctx, root, "virtual-ingress"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		fmt.Fprintln(os.Stderr, cluster.Logs(devcluster.ComponentKyverno))
 		return 1

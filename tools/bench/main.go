@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/helmrelease"
 )
 
 type options struct {
@@ -75,14 +74,7 @@ func run(o options) error {
 	cfg.QPS, cfg.Burst = 500, 1000
 	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout}
 
-	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
-	if err != nil {
-		return err
-	}
-	if err := release.Install(ctx, nil); err != nil {
-		return fmt.Errorf("helm install: %w", err)
-	}
-	if err := cluster.WaitClusterPoliciesReady(ctx, "app.kubernetes.io/part-of=virtual-ingress"); err != nil {
+	if _, err := cluster.InstallRepoChart(ctx, root, "virtual-ingress"); err != nil {
 		return err
 	}
 

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
@@ -56,14 +55,7 @@ func run(ctx context.Context) error {
 	dyn := dynamic.NewForConfigOrDie(cluster.RESTConfig())
 
 	step("helm install virtual-ingress ./charts/virtual-ingress")
-	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
-	if err != nil {
-		return err
-	}
-	if err := release.Install(ctx, nil); err != nil {
-		return fmt.Errorf("helm install: %w", err)
-	}
-	if err := cluster.WaitClusterPoliciesReady(ctx, "app.kubernetes.io/part-of=virtual-ingress"); err != nil {
+	if _, err := cluster.InstallRepoChart(ctx, root, "virtual-ingress"); err != nil {
 		return err
 	}
 
