@@ -75,8 +75,11 @@ func TestProcessLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := p.cmd.Process.Pid
-	if !ownedBy(pid, dir) {
-		t.Fatalf("pid %d not recognised as started for %s", pid, dir)
+	// Until the child has exec'd, /proc/<pid>/cmdline is still the test binary's; ownership shows once it has.
+	for deadline := time.Now().Add(5 * time.Second); !ownedBy(pid, dir); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d not recognised as started for %s", pid, dir)
+		}
 	}
 	time.Sleep(100 * time.Millisecond)
 	defer func(d time.Duration) { stopTimeout = d }(stopTimeout)
