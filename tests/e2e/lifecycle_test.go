@@ -20,10 +20,7 @@ import (
 func testBackgroundControllerRestart(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-restart")
-	first := ccmName(t)
-	createService(t, ns, first, relayLabels())
-	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
-	before := waitIngressServices(t, ns, "coder-generated", first)
+	first, before := resolvedCoder(t, ns)
 
 	if err := env.cluster.StopComponent(devcluster.ComponentKyvernoBackground); err != nil {
 		t.Fatal(err)
@@ -132,10 +129,7 @@ func testMultipleMatchesOldest(t *testing.T) {
 func testUpgradesAndUninstall(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-upgrade")
-	name := ccmName(t)
-	createService(t, ns, name, relayLabels())
-	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
-	waitIngressServices(t, ns, "coder-generated", name)
+	resolvedCoder(t, ns)
 
 	defaultAnnotations := []any{
 		"kubectl.kubernetes.io/last-applied-configuration", "argocd.argoproj.io/tracking-id",

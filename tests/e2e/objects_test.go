@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -106,4 +107,14 @@ func getVirtualIngress(t *testing.T, ns, name string) *unstructured.Unstructured
 		t.Fatalf("getting VirtualIngress %s/%s: %v", ns, name, err)
 	}
 	return vi
+}
+
+// resolvedCoder creates a CCM-style Service and the coder VirtualIngress selecting it, and waits for the generated
+// Ingress: the starting point of most scenarios.
+func resolvedCoder(t *testing.T, ns string) (service string, ing *networkingv1.Ingress) {
+	t.Helper()
+	service = ccmName(t)
+	createService(t, ns, service, relayLabels())
+	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
+	return service, waitIngressServices(t, ns, "coder-generated", service)
 }

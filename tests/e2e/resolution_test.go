@@ -37,10 +37,7 @@ func testCreatedBeforeService(t *testing.T) {
 func testServiceRecreated(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-recreate")
-	first := ccmName(t)
-	createService(t, ns, first, relayLabels())
-	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
-	ing := waitIngressServices(t, ns, "coder-generated", first)
+	first, ing := resolvedCoder(t, ns)
 
 	// Watch the Ingress from here on: it must never be deleted, whatever happens to the Service.
 	w, err := env.kube.NetworkingV1().Ingresses(ns).Watch(context.Background(), metav1.ListOptions{
@@ -136,10 +133,7 @@ func testMultipleMatchesError(t *testing.T) {
 func testGarbageCollection(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-gc")
-	name := ccmName(t)
-	createService(t, ns, name, relayLabels())
-	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
-	waitIngressServices(t, ns, "coder-generated", name)
+	name, _ := resolvedCoder(t, ns)
 
 	if err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Delete(context.Background(), "coder", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
