@@ -229,6 +229,11 @@ func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructu
 		"crds":          map[string]any{"install": false},
 		"openreports":   map[string]any{"enabled": false, "installCrds": false},
 		"reportsServer": map[string]any{"enabled": false},
+		// Kyverno's CEL policy handlers look the admitted kind up in a discovery cache that, without the CRD
+		// watcher, refreshes only every 15 minutes: a VirtualIngress written right after `helm install` put the
+		// CRD in place would be refused ("resource virtualingresses not found"). The README asks users of the
+		// generatingPolicy engine for the same setting.
+		"admissionController": map[string]any{"crdWatcher": true},
 	})
 	if err != nil {
 		return nil, nil, err

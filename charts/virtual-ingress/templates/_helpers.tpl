@@ -111,3 +111,76 @@ Call with (dict "field" "labels" "excluded" (list ...)). Returns the JMESPath on
 {{- $items := printf "items(request.object.metadata.%s || `{}`, 'k', 'v')[?!contains(`%s`, k)]" .field (toJson (.excluded | default list)) -}}
 object_from_lists({{ $items }}.k, {{ $items }}.v)
 {{- end }}
+
+{{/*
+The policy engine this release renders: "clusterPolicy" or "generatingPolicy". `auto` looks at what the cluster serves
+(`helm template` users pass --api-versions policies.kyverno.io/v1/GeneratingPolicy).
+*/}}
+{{- define "virtual-ingress.engine" -}}
+{{- $engine := .Values.policy.engine }}
+{{- if eq $engine "auto" }}
+{{- $engine = ternary "generatingPolicy" "clusterPolicy" (.Capabilities.APIVersions.Has "policies.kyverno.io/v1/GeneratingPolicy") }}
+{{- end }}
+{{- $engine }}
+{{- end }}
+
+{{/*
+namespaceSelector of the CEL policies: the same restrictions as the ClusterPolicies' namespaces/exclude blocks, written
+on the kubernetes.io/metadata.name label the API server sets on every Namespace.
+*/}}
+{{- define "virtual-ingress.namespaceSelector" -}}
+{{- $expressions := list }}
+{{- with .Values.namespaces.include }}
+{{- $expressions = append $expressions (dict "key" "kubernetes.io/metadata.name" "operator" "In" "values" .) }}
+{{- end }}
+{{- with .Values.namespaces.exclude }}
+{{- $expressions = append $expressions (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" .) }}
+{{- end }}
+{{- $expressions = concat $expressions (.Values.namespaces.selector.matchExpressions | default list) }}
+{{- $selector := dict }}
+{{- with .Values.namespaces.selector.matchLabels }}
+{{- $_ := set $selector "matchLabels" . }}
+{{- end }}
+{{- with $expressions }}
+{{- $_ := set $selector "matchExpressions" . }}
+{{- end }}
+{{- toYaml $selector }}
+{{- end }}
+
+{{/*
+The chart values the CEL rules read, as a CEL map literal (JSON is valid CEL for strings and lists of strings).
+*/}}
+{{- define "virtual-ingress.celConfig" -}}
+{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches | toJson }}
+{{- end }}
+
+{{/*
+matchConstraints of a CEL policy: one resource rule plus the namespace restrictions from values.
+Call with (dict "group" "" "version" "v1" "resource" "services" "operations" (list ...) "root" $).
+*/}}
+{{- define "virtual-ingress.celMatch" -}}
+resourceRules:
+- apiGroups: [{{ .group | quote }}]
+  apiVersions: [{{ .version }}]
+  resources: [{{ .resource }}]
+  operations: {{ toJson .operations }}
+{{- with include "virtual-ingress.namespaceSelector" .root | fromYaml }}
+namespaceSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+The spec fields of a CEL policy kept in files/cel/<file>.yaml, with variables.config (the chart values the rules read)
+and one variable per entry of .lists (name -> list of strings) prepended to its variables. The lists are separate
+variables because CEL rejects a map literal whose values differ in type.
+*/}}
+{{- define "virtual-ingress.celSpec" -}}
+{{- $spec := .root.Files.Get (printf "files/cel/%s" .file) | fromYaml }}
+{{- $values := list (dict "name" "config" "expression" (include "virtual-ingress.celConfig" .root)) }}
+{{- range $name, $value := .lists | default dict }}
+{{- $values = append $values (dict "name" $name "expression" (toJson ($value | default list))) }}
+{{- end }}
+{{- $_ := set $spec "variables" (concat $values ($spec.variables | default list)) }}
+{{- toYaml $spec }}
+{{- end }}
