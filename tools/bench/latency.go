@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,80 +20,79 @@ const (
 )
 
 // createLatency creates VirtualIngresses one at a time (so that each measures latency, not a queue) over a set of
-// existing Services, and times each from the create call returning to the Ingress arriving on a watch.
-func (b *bench) createLatency(ctx context.Context, n int) (latency, error) {
+// existing Services, and times each from the create call returning to the Ingress arriving on a watch. On an error
+// it returns the samples taken before it.
+func (b *bench) createLatency(ctx context.Context, n int) (samples []time.Duration, err error) {
 	ns, err := b.namespace(ctx, "bench-create")
 	if err != nil {
-		return latency{}, err
+		return samples, err
 	}
 	const services = 20
 	for i := range services {
 		if _, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d", i), labelsFor(i)); err != nil {
-			return latency{}, err
+			return samples, err
 		}
 	}
 	iw, err := b.watchIngresses(ctx, ns)
 	if err != nil {
-		return latency{}, err
+		return samples, err
 	}
 	defer iw.stop()
-	samples := make([]time.Duration, 0, n)
 	for i := range n {
 		name := fmt.Sprintf("vi-%d", i)
 		vi := virtualingress.New(ns, name, virtualingress.CoderSpec(labelsFor(i%services)))
 		if _, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, vi, metav1.CreateOptions{}); err != nil {
-			return latency{}, err
+			return samples, err
 		}
 		start := time.Now()
 		seen, err := iw.waitFor(name+"-generated", fmt.Sprintf("svc-%d", i%services), b.timeout)
 		if err != nil {
-			return latency{}, err
+			return samples, err
 		}
 		samples = append(samples, seen.Sub(start))
 	}
-	return summarise(samples, createTarget), nil
+	return samples, nil
 }
 
 // recreateLatency deletes the Service behind one VirtualIngress and creates it under a new name, n times, timing
 // from the create call returning to the Ingress naming the new Service on a watch.
-func (b *bench) recreateLatency(ctx context.Context, n int) (latency, error) {
+func (b *bench) recreateLatency(ctx context.Context, n int) (samples []time.Duration, err error) {
 	ns, err := b.namespace(ctx, "bench-recreate")
 	if err != nil {
-		return latency{}, err
+		return samples, err
 	}
 	labels := labelsFor(0)
 	current := "svc-initial"
 	if _, err := b.createService(ctx, ns, current, labels); err != nil {
-		return latency{}, err
+		return samples, err
 	}
 	iw, err := b.watchIngresses(ctx, ns)
 	if err != nil {
-		return latency{}, err
+		return samples, err
 	}
 	defer iw.stop()
 	if _, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, virtualingress.New(ns, "coder", virtualingress.CoderSpec(labels)), metav1.CreateOptions{}); err != nil {
-		return latency{}, err
+		return samples, err
 	}
 	if _, err := iw.waitFor("coder-generated", current, b.timeout); err != nil {
-		return latency{}, err
+		return samples, err
 	}
-	samples := make([]time.Duration, 0, n)
 	for i := range n {
 		if err := b.kube.CoreV1().Services(ns).Delete(ctx, current, metav1.DeleteOptions{}); err != nil {
-			return latency{}, err
+			return samples, err
 		}
 		current = fmt.Sprintf("svc-%d", i)
 		if _, err := b.createService(ctx, ns, current, labels); err != nil {
-			return latency{}, err
+			return samples, err
 		}
 		start := time.Now()
 		seen, err := iw.waitFor("coder-generated", current, b.timeout)
 		if err != nil {
-			return latency{}, err
+			return samples, err
 		}
 		samples = append(samples, seen.Sub(start))
 	}
-	return summarise(samples, recreateTarget), nil
+	return samples, nil
 }
 
 func labelsFor(i int) map[string]string {
@@ -102,8 +102,14 @@ func labelsFor(i int) map[string]string {
 	}
 }
 
-func (b *bench) namespace(ctx context.Context, name string) (string, error) {
+// namespace creates a namespace of its own for one measurement of the current engine (<base>-<engine>), so that
+// nothing the previous engine left behind can answer a watch, and remembers it for cleanUp.
+func (b *bench) namespace(ctx context.Context, base string) (string, error) {
+	name := base + "-" + strings.ToLower(b.engine)
 	_, err := b.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err == nil {
+		b.namespaces = append(b.namespaces, name)
+	}
 	return name, err
 }
 

@@ -1,8 +1,12 @@
 // Command bench measures the virtual-ingress policies on a real control plane with Kyverno (internal/devcluster):
 // how long a VirtualIngress takes to get its Ingress, how long an Ingress takes to follow a recreated Service, and
-// how 1,000 VirtualIngresses over 1,000 Services converge. It prints a table and writes the figures as JSON.
+// how 1,000 VirtualIngresses over 1,000 Services converge. It measures each policy engine of the chart
+// (policy.engine) in turn on the same cluster: install, measure, uninstall, delete the engine's namespaces and
+// restart Kyverno's controllers (fresh memory peaks and caches), then the next engine. It prints one table with a
+// column per engine and writes the figures as JSON ({"machine", "engineOrder", "engines": {<engine>: ...}}).
 //
-//	go run ./tools/bench [--creates 200] [--recreates 100] [--scale 1000] [--out _output/bench/results.json]
+//	go run ./tools/bench [--engines clusterPolicy,generatingPolicy] [--creates 200] [--recreates 100] [--scale 1000]
+//	    [--burst 100] [--out _output/bench/results.json] [--dir .devcluster/bench]
 package main
 
 import (
@@ -12,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -19,20 +24,27 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/helmrelease"
 )
 
 type options struct {
 	creates, recreates, scale, burst int
-	out, dir                         string
+	engines, out, dir                string
 	timeout                          time.Duration
 }
 
-// bench holds the clients every measurement uses.
+// bench holds the clients every measurement uses, and the state of the engine being measured.
 type bench struct {
 	cluster *devcluster.Cluster
 	kube    kubernetes.Interface
 	dyn     dynamic.Interface
 	timeout time.Duration
+
+	// engine is the policy engine under measurement; namespaces are the ones its measurements created.
+	engine     string
+	namespaces []string
+	// skippedBefore is the count of UpdateRequests skipped by threshold when the engine's run started.
+	skippedBefore int
 }
 
 func main() {
@@ -41,6 +53,7 @@ func main() {
 	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
 	flag.IntVar(&o.burst, "burst", 100, "Services recreated at once in the scale run's second phase")
+	flag.StringVar(&o.engines, "engines", strings.Join(knownEngines, ","), "policy engines (chart value policy.engine) to measure, one after the other on the same cluster")
 	flag.StringVar(&o.out, "out", "_output/bench/results.json", "where to write the results as JSON")
 	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench in the repository)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long one measurement may wait for convergence")
@@ -52,6 +65,11 @@ func main() {
 }
 
 func run(o options) error {
+	engines, err := parseEngines(o.engines)
+	if err != nil {
+		return err
+	}
+	o.burst = min(o.burst, o.scale)
 	// Kyverno answers every ClusterPolicy write with two expected warnings (kyverno.io/v1 is deprecated; status is
 	// patched without a status subresource, which this CRD does not have); see the README.
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
@@ -73,34 +91,102 @@ func run(o options) error {
 	// The scale run creates thousands of objects; client-side throttling would measure the client, not Kyverno.
 	cfg.QPS, cfg.Burst = 500, 1000
 	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout}
-
-	if _, err := cluster.InstallRepoChart(ctx, root, "virtual-ingress"); err != nil {
-		return err
-	}
-
-	results := results{Environment: environment()}
-	fmt.Printf("create latency: %d VirtualIngresses, one at a time\n", o.creates)
-	if results.Create, err = b.createLatency(ctx, o.creates); err != nil {
-		return err
-	}
-	fmt.Printf("recreate latency: %d Service recreations\n", o.recreates)
-	if results.Recreate, err = b.recreateLatency(ctx, o.recreates); err != nil {
-		return err
-	}
-	if o.scale > 0 {
-		fmt.Printf("scale: %d VirtualIngresses over %d Services in one namespace\n", o.scale, o.scale)
-		if results.Scale, err = b.scaleRun(ctx, o.scale, min(o.burst, o.scale)); err != nil {
-			return err
-		}
-	}
-	results.print(os.Stdout)
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(results, "", "  ")
+	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {
 		return err
 	}
+
+	res := results{Machine: machine(), Order: engines, Engines: map[string]*engineResults{}}
+	for i, engine := range engines {
+		r, err := b.runEngine(ctx, release, engine, o)
+		res.Engines[engine] = r
+		if err != nil {
+			// Without a clean cluster the next engine's figures would mean nothing.
+			r.Error = err.Error()
+			for _, skipped := range engines[i+1:] {
+				res.Engines[skipped] = &engineResults{Error: "not run: " + engine + " failed"}
+			}
+			break
+		}
+		// The last engine's objects go with the cluster.
+		if i < len(engines)-1 {
+			fmt.Printf("[%s] helm uninstall, deleting its namespaces, restarting Kyverno\n", engine)
+			if err := release.Uninstall(); err != nil {
+				r.Error = "helm uninstall: " + err.Error()
+			} else if err := b.cleanUp(ctx); err != nil {
+				r.Error = "cleaning up: " + err.Error()
+			}
+			if r.Error != "" {
+				for _, skipped := range engines[i+1:] {
+					res.Engines[skipped] = &engineResults{Error: "not run: cleaning up after " + engine + " failed"}
+				}
+				break
+			}
+		}
+	}
+	res.print(os.Stdout, o.burst)
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
 	fmt.Println("results written to", o.out)
-	return os.WriteFile(o.out, append(data, '\n'), 0o644)
+	var failed []string
+	for _, engine := range engines {
+		if len(res.Engines[engine].errors()) > 0 {
+			failed = append(failed, engine)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("failed measurements for %s (see above)", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// runEngine installs the chart with policy.engine=engine and runs every measurement. A failed measurement is
+// recorded in its result and the next one runs (each has its own namespace); an error is returned only when the
+// chart could not be installed.
+func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, engine string, o options) (*engineResults, error) {
+	start := time.Now()
+	r := &engineResults{}
+	defer func() { r.WallSeconds = time.Since(start).Seconds() }()
+	b.engine, b.namespaces = engine, nil
+	b.skippedBefore = b.skippedByThreshold()
+
+	fmt.Printf("[%s] helm install with policy.engine=%s\n", engine, engine)
+	if err := release.Install(ctx, map[string]any{"policy": map[string]any{"engine": engine}}); err != nil {
+		return r, fmt.Errorf("helm install: %w", err)
+	}
+	if err := b.waitPoliciesReady(ctx, engine); err != nil {
+		return r, err
+	}
+	r.PoliciesReadySeconds = time.Since(start).Seconds()
+
+	fmt.Printf("[%s] create latency: %d VirtualIngresses, one at a time\n", engine, o.creates)
+	samples, err := b.createLatency(ctx, o.creates)
+	r.Create = summarise(samples, createTarget)
+	if err != nil {
+		r.Create.Error = err.Error()
+		fmt.Printf("[%s] create latency failed after %d samples: %v\n", engine, len(samples), err)
+	}
+	fmt.Printf("[%s] recreate latency: %d Service recreations\n", engine, o.recreates)
+	samples, err = b.recreateLatency(ctx, o.recreates)
+	r.Recreate = summarise(samples, recreateTarget)
+	if err != nil {
+		r.Recreate.Error = err.Error()
+		fmt.Printf("[%s] recreate latency failed after %d samples: %v\n", engine, len(samples), err)
+	}
+	if o.scale > 0 {
+		fmt.Printf("[%s] scale: %d VirtualIngresses over %d Services in one namespace, then a burst of %d recreations\n", engine, o.scale, o.scale, o.burst)
+		if r.Scale, err = b.scaleRun(ctx, o.scale, o.burst); err != nil {
+			r.Scale = &scale{VirtualIngresses: o.scale, Error: err.Error()}
+			fmt.Printf("[%s] scale run failed: %v\n", engine, err)
+		}
+	}
+	return r, nil
 }

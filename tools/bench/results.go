@@ -9,11 +9,24 @@ import (
 	"time"
 )
 
+// results is what the JSON file holds: one engineResults per policy engine, keyed by engine name.
 type results struct {
-	Environment map[string]string `json:"environment"`
-	Create      latency           `json:"createToIngress"`
-	Recreate    latency           `json:"serviceRecreateToIngressUpdated"`
-	Scale       *scale            `json:"scale,omitempty"`
+	Machine map[string]string         `json:"machine"`
+	Order   []string                  `json:"engineOrder"`
+	Engines map[string]*engineResults `json:"engines"`
+}
+
+// engineResults are the figures of one policy engine. A measurement that failed has its error in Error (and its
+// figures zero); the other measurements of the engine still ran.
+type engineResults struct {
+	// PoliciesReadySeconds is the time from `helm install` starting until Kyverno reported every policy ready.
+	PoliciesReadySeconds float64  `json:"policiesReadySeconds"`
+	WallSeconds          float64  `json:"wallSeconds"`
+	Create               *latency `json:"createToIngress,omitempty"`
+	Recreate             *latency `json:"serviceRecreateToIngressUpdated,omitempty"`
+	Scale                *scale   `json:"scale,omitempty"`
+	// Error is set when the engine could not be installed or cleaned up after.
+	Error string `json:"error,omitempty"`
 }
 
 // latency summarises samples in milliseconds.
@@ -23,6 +36,7 @@ type latency struct {
 	P95     float64 `json:"p95Ms"`
 	Max     float64 `json:"maxMs"`
 	Target  float64 `json:"targetP95Ms"`
+	Error   string  `json:"error,omitempty"`
 }
 
 type scale struct {
@@ -40,15 +54,16 @@ type scale struct {
 	BackgroundPeakMemMiB float64 `json:"backgroundControllerPeakMemoryMiB"`
 	AdmissionPeakMemMiB  float64 `json:"admissionControllerPeakMemoryMiB"`
 	TargetSeconds        float64 `json:"targetConvergeSeconds"`
+	Error                string  `json:"error,omitempty"`
 }
 
-func summarise(samples []time.Duration, target time.Duration) latency {
+func summarise(samples []time.Duration, target time.Duration) *latency {
 	ms := make([]float64, len(samples))
 	for i, s := range samples {
 		ms[i] = float64(s.Microseconds()) / 1000
 	}
 	sort.Float64s(ms)
-	return latency{
+	return &latency{
 		Samples: len(ms),
 		P50:     percentile(ms, 50),
 		P95:     percentile(ms, 95),
@@ -67,7 +82,7 @@ func percentile(sorted []float64, p float64) float64 {
 	return sorted[rank]
 }
 
-func environment() map[string]string {
+func machine() map[string]string {
 	return map[string]string{
 		"go":         runtime.Version(),
 		"cpus":       fmt.Sprint(runtime.NumCPU()),
@@ -84,24 +99,120 @@ func verdict(ok bool) string {
 	return "MISSED"
 }
 
-func (r results) print(out io.Writer) {
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "\nmeasurement\tp50\tp95\tmax\ttarget\t")
-	for _, l := range []struct {
-		name string
-		l    latency
-	}{{"create -> Ingress", r.Create}, {"Service recreate -> Ingress updated", r.Recreate}} {
-		fmt.Fprintf(w, "%s (n=%d)\t%.0f ms\t%.0f ms\t%.0f ms\tp95 <= %.0f ms: %s\t\n", l.name, l.l.Samples, l.l.P50, l.l.P95, l.l.Max, l.l.Target, verdict(l.l.P95 <= l.l.Target))
+// row is one line of the side-by-side table: a measurement, and how to show it for one engine ("" when the engine
+// has no such figure).
+type row struct {
+	name string
+	cell func(*engineResults) string
+}
+
+func latencyRows(name string, get func(*engineResults) *latency, target time.Duration) []row {
+	cell := func(f func(*latency) string) func(*engineResults) string {
+		return func(r *engineResults) string {
+			l := get(r)
+			switch {
+			case l == nil:
+				return "-"
+			case l.Error != "":
+				return "FAILED"
+			}
+			return f(l)
+		}
 	}
-	if s := r.Scale; s != nil {
-		fmt.Fprintf(w, "\nscale: %d VirtualIngresses / %d Services, one namespace\t\t\t\t\t\n", s.VirtualIngresses, s.VirtualIngresses)
-		fmt.Fprintf(w, "time to create all VirtualIngresses (admission)\t%.1f s\t\t\t\t\n", s.CreateSeconds)
-		fmt.Fprintf(w, "time until all resolved\t%.1f s\t\t\t<= %.0f s: %s\t\n", s.ConvergeSeconds, s.TargetSeconds, verdict(s.Resolved == s.VirtualIngresses && s.ConvergeSeconds <= s.TargetSeconds))
-		fmt.Fprintf(w, "resolved / lost\t%d / %d\t\t\tlost = 0: %s\t\n", s.Resolved, s.LostUpdateRequests, verdict(s.LostUpdateRequests == 0))
-		fmt.Fprintf(w, "UpdateRequests skipped by threshold / peak pending\t%d / %d\t\t\t\t\n", s.SkippedByThreshold, s.PeakUpdateRequests)
-		fmt.Fprintf(w, "API requests per VirtualIngress (all clients)\t%.1f\t\t\t\t\n", s.APIRequestsPerVI)
-		fmt.Fprintf(w, "burst of %d Service recreations: Ingresses followed / time\t%d / %.1f s\t\t\t\t\n", s.BurstRecreations, s.BurstFollowed, s.BurstConvergeSeconds)
-		fmt.Fprintf(w, "peak memory background / admission controller\t%.0f MiB / %.0f MiB\t\t\t\t\n", s.BackgroundPeakMemMiB, s.AdmissionPeakMemMiB)
+	return []row{
+		{name + ": samples", cell(func(l *latency) string { return fmt.Sprint(l.Samples) })},
+		{name + ": p50", cell(func(l *latency) string { return fmt.Sprintf("%.0f ms", l.P50) })},
+		{fmt.Sprintf("%s: p95 (target <= %d ms)", name, target.Milliseconds()), cell(func(l *latency) string {
+			return fmt.Sprintf("%.0f ms %s", l.P95, verdict(l.P95 <= l.Target))
+		})},
+		{name + ": max", cell(func(l *latency) string { return fmt.Sprintf("%.0f ms", l.Max) })},
+	}
+}
+
+func scaleRows(burst int) []row {
+	cell := func(f func(*scale) string) func(*engineResults) string {
+		return func(r *engineResults) string {
+			switch {
+			case r.Scale == nil:
+				return "-"
+			case r.Scale.Error != "":
+				return "FAILED"
+			}
+			return f(r.Scale)
+		}
+	}
+	return []row{
+		{"scale: VirtualIngresses / Services, one namespace", cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %d", s.VirtualIngresses, s.VirtualIngresses)
+		})},
+		{"scale: time to create all VirtualIngresses (admission)", cell(func(s *scale) string { return fmt.Sprintf("%.1f s", s.CreateSeconds) })},
+		{fmt.Sprintf("scale: time until all resolved (target <= %.0f s)", scaleTarget.Seconds()), cell(func(s *scale) string {
+			return fmt.Sprintf("%.1f s %s", s.ConvergeSeconds, verdict(s.Resolved == s.VirtualIngresses && s.ConvergeSeconds <= s.TargetSeconds))
+		})},
+		{"scale: resolved / lost (target: lost = 0)", cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %d %s", s.Resolved, s.LostUpdateRequests, verdict(s.LostUpdateRequests == 0))
+		})},
+		{"scale: UpdateRequests skipped by threshold / peak pending", cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %d", s.SkippedByThreshold, s.PeakUpdateRequests)
+		})},
+		{"scale: API requests per VirtualIngress (all clients)", cell(func(s *scale) string { return fmt.Sprintf("%.1f", s.APIRequestsPerVI) })},
+		{fmt.Sprintf("scale: burst of %d Service recreations: followed / time", burst), cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %.1f s", s.BurstFollowed, s.BurstConvergeSeconds)
+		})},
+		{"scale: peak memory background / admission controller", cell(func(s *scale) string {
+			return fmt.Sprintf("%.0f / %.0f MiB", s.BackgroundPeakMemMiB, s.AdmissionPeakMemMiB)
+		})},
+	}
+}
+
+// print writes one row per measurement and one column per engine, then the errors of failed measurements.
+func (r results) print(out io.Writer, burst int) {
+	rows := []row{{"policies ready after helm install", func(e *engineResults) string { return fmt.Sprintf("%.1f s", e.PoliciesReadySeconds) }}}
+	rows = append(rows, latencyRows("create -> Ingress", func(e *engineResults) *latency { return e.Create }, createTarget)...)
+	rows = append(rows, latencyRows("Service recreate -> Ingress updated", func(e *engineResults) *latency { return e.Recreate }, recreateTarget)...)
+	for _, e := range r.Engines {
+		if e.Scale != nil {
+			rows = append(rows, scaleRows(burst)...)
+			break
+		}
+	}
+	rows = append(rows, row{"wall time of the engine's run", func(e *engineResults) string { return fmt.Sprintf("%.0f s", e.WallSeconds) }})
+
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprint(w, "\nmeasurement\t")
+	for _, name := range r.Order {
+		fmt.Fprintf(w, "%s\t", name)
+	}
+	fmt.Fprintln(w)
+	for _, rw := range rows {
+		fmt.Fprintf(w, "%s\t", rw.name)
+		for _, name := range r.Order {
+			fmt.Fprintf(w, "%s\t", rw.cell(r.Engines[name]))
+		}
+		fmt.Fprintln(w)
 	}
 	_ = w.Flush()
+	for _, name := range r.Order {
+		for _, err := range r.Engines[name].errors() {
+			fmt.Fprintf(out, "%s: %s\n", name, err)
+		}
+	}
+}
+
+// errors lists what failed in an engine's run.
+func (e *engineResults) errors() []string {
+	var errs []string
+	if e.Error != "" {
+		errs = append(errs, e.Error)
+	}
+	if e.Create != nil && e.Create.Error != "" {
+		errs = append(errs, "create latency: "+e.Create.Error)
+	}
+	if e.Recreate != nil && e.Recreate.Error != "" {
+		errs = append(errs, "recreate latency: "+e.Recreate.Error)
+	}
+	if e.Scale != nil && e.Scale.Error != "" {
+		errs = append(errs, "scale: "+e.Scale.Error)
+	}
+	return errs
 }
