@@ -51,7 +51,7 @@ PREVIEW_VIRTUALINGRESSES ?= fixtures/examples/virtualingresses.yaml
 PREVIEW_SERVICES ?= fixtures/examples/services.yaml
 
 # Everything CI runs (`.ci/run` calls `make test`).
-TEST_TARGETS := lint unit golden policy-test devcluster-test e2e
+TEST_TARGETS := lint unit golden policy-test devcluster-test e2e operator-test
 
 # The end-to-end suite and the benchmark start a control plane with Kyverno as local processes (internal/devcluster);
 # its binaries are built once into bin/devcluster/, keyed by version.
@@ -70,7 +70,7 @@ help: ## List the targets
 ##@ Test
 
 .PHONY: test
-test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test, devcluster-test, e2e
+test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test, devcluster-test, e2e, operator-test
 	@echo "make test: all of $(TEST_TARGETS) passed"
 
 .PHONY: lint
@@ -81,6 +81,7 @@ vet: ## go vet ./...
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./tests/e2e/
 	$(GO) vet -tags devcluster ./internal/devcluster/
+	$(GO) vet -tags operator ./tests/operator/
 
 .PHONY: golangci-lint
 golangci-lint: bin/golangci-lint ## golangci-lint run ./... (config: .golangci.yml)
@@ -129,6 +130,10 @@ e2e: | $(JUNIT_DIR) ## End-to-end suite on a real kube-apiserver + etcd + contro
 .PHONY: devcluster-test
 devcluster-test: ## The devcluster's own integration test (garbage collection, Kyverno generate, restarts)
 	$(GO) test -tags devcluster -count=1 -timeout $(E2E_TIMEOUT) ./internal/devcluster/
+
+.PHONY: operator-test
+operator-test: | $(JUNIT_DIR) ## virtualservice-operator integration suite on the devcluster (Istio CRD, helm install of its chart)
+	$(GO) test -tags operator -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/operator/ 2>&1 | tee $(JUNIT_DIR)/operator.log
 
 ##@ Use
 

@@ -69,6 +69,9 @@ func (r *serviceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.recorder.Eventf(&svc, nil, corev1.EventTypeWarning, "WriteFailed", "Apply", "VirtualService %s: %v", res.Template.Name, err)
 		return ctrl.Result{}, err
 	}
+	if result == resultForeign {
+		return ctrl.Result{}, nil
+	}
 	developerRoutes.WithLabelValues(svc.Name).Set(float64(len(res.Active)))
 	skippedRoutes.WithLabelValues(svc.Name).Set(float64(len(res.Skipped)))
 	// A template edit may rename the VirtualService; the one under the old name is the operator's to remove.
@@ -189,6 +192,7 @@ func (r *serviceReconciler) get(ctx context.Context, reader client.Reader, ns, n
 }
 
 // report emits an Event on the production Service when the set of developer routes (or of skipped ones) changed.
+// desired is the object as written (the API server's answer).
 func (r *serviceReconciler) report(svc *corev1.Service, live, desired *unstructured.Unstructured) {
 	active, skipped := desired.GetAnnotations()[AnnotationDeveloperRoutes], desired.GetAnnotations()[AnnotationSkipped]
 	if live != nil && live.GetAnnotations()[AnnotationDeveloperRoutes] == active && live.GetAnnotations()[AnnotationSkipped] == skipped {
@@ -198,7 +202,9 @@ func (r *serviceReconciler) report(svc *corev1.Service, live, desired *unstructu
 	if live == nil {
 		reason = "VirtualServiceCreated"
 	}
-	r.recorder.Eventf(svc, nil, corev1.EventTypeNormal, reason, "Apply", "VirtualService %s: developer routes [%s]; skipped [%s]",
+	// The written VirtualService (with its new resourceVersion) as the related object keeps successive Events apart:
+	// the events API folds Events with the same regarding/related/reason into one series and keeps the first note.
+	r.recorder.Eventf(svc, desired, corev1.EventTypeNormal, reason, "Apply", "VirtualService %s: developer routes [%s]; skipped [%s]",
 		desired.GetName(), active, skipped)
 }
 

@@ -1,0 +1,64 @@
+{{/*
+Chart name, truncated to the 63 characters a label value allows.
+*/}}
+{{- define "vso.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Object name prefix. 52 characters leave room for the longest suffix ("-production", "-developer").
+*/}}
+{{- define "vso.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" }}
+{{- else if contains (include "vso.name" .) .Release.Name }}
+{{- .Release.Name | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "vso.name" .) | trunc 52 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "vso.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "vso.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "vso.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "vso.labels" -}}
+helm.sh/chart: {{ include "vso.chart" . }}
+{{ include "vso.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: operator
+app.kubernetes.io/part-of: virtualservice-operator
+{{- end }}
+
+{{- define "vso.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "vso.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "vso.configMapName" -}}
+{{- include "vso.fullname" . }}-config
+{{- end }}
+
+{{/*
+Leader election Lease name (the operator's --leader-election-id), granted by name in the release namespace's Role.
+*/}}
+{{- define "vso.leaseName" -}}
+{{- include "vso.fullname" . }}
+{{- end }}
+
+{{- define "vso.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
