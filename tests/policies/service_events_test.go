@@ -42,7 +42,7 @@ func TestServiceEventsTouchOnlyConcernedVirtualIngresses(t *testing.T) {
 			[]string{"relay-legacy"}, "DELETE Service 7d3e5f1a9b8c4d2e6f0a1b2c3d4e5f60 (resourceVersion 5120)"},
 		{"unrelated Service created", "fixtures/services/unrelated.yaml", kyvernov1.Create, nil, ""},
 	}
-	policies := loadPolicies(t, "policies/virtual-ingress/virtual-ingress-service-events.yaml")
+	policies := loadPolicies(t, "policies/virtual-ingress/clusterpolicy/virtual-ingress-service-events.yaml")
 	crd := loadCRD(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

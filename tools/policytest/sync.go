@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,8 +24,10 @@ const (
 	generatedSuffix = ". Do not edit; edit the chart."
 )
 
-// suiteValuesFile in a suite directory asks for the chart's policies rendered with other values, in that
-// directory: a suite can test a configuration other than the defaults against the chart's real output.
+// suiteValuesFile in a directory below the policies directory asks for the chart's policies rendered, in that
+// directory, with it merged over the chart-values.yaml files of every directory above it (up to the policies
+// directory itself), in that order: an engine directory can pin policy.engine and a suite below it change one more
+// value, and the suite still tests the chart's real output for both together.
 const suiteValuesFile = "chart-values.yaml"
 
 var kyvernoGroups = map[string]bool{"kyverno.io": true, "policies.kyverno.io": true}
@@ -48,11 +51,12 @@ func newSyncCommand() *cobra.Command {
 	var check bool
 	cmd := &cobra.Command{
 		Use:   "sync-policies",
-		Short: "Write the chart's Kyverno policies to policies/virtual-ingress (and to suites with a chart-values.yaml)",
-		Long: `Renders the chart with its default values and writes every kyverno.io / policies.kyverno.io object to
-<policies-dir>/<metadata.name>.yaml. A suite directory <policies-dir>/<suite>/ holding a chart-values.yaml gets the
-objects rendered with those values, in <policies-dir>/<suite>/. Only files starting with the generated header are
-ever written or deleted.`,
+		Short: "Write the chart's Kyverno policies to every directory of policies/virtual-ingress holding a chart-values.yaml",
+		Long: `Every directory under <policies-dir> (itself included) holding a chart-values.yaml gets every kyverno.io /
+policies.kyverno.io object of the chart, rendered with the chart-values.yaml files from <policies-dir> down to that
+directory merged in order, as <dir>/<metadata.name>.yaml. Without any chart-values.yaml, <policies-dir> gets the
+objects rendered with the chart's default values. Only files starting with the generated header are ever written
+or deleted; generated files no directory renders any more are deleted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if check {
@@ -76,23 +80,52 @@ type syncTarget struct {
 	header      string
 }
 
+// syncTargets lists every directory under outDir (outDir included) holding a chart-values.yaml, each rendered with
+// the chart-values.yaml files from outDir down to it. Without any chart-values.yaml, outDir alone is rendered with
+// the chart's default values.
 func syncTargets(o syncOptions) ([]syncTarget, error) {
 	chart := filepath.ToSlash(filepath.Clean(o.chartDir))
-	targets := []syncTarget{{dir: o.outDir, header: header(chart, "default values")}}
-	suiteValues, err := filepath.Glob(filepath.Join(o.outDir, "*", suiteValuesFile))
-	if err != nil {
+	var dirs []string
+	err := filepath.WalkDir(o.outDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && d.Name() == suiteValuesFile {
+			dirs = append(dirs, filepath.Dir(path))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	sort.Strings(suiteValues)
-	for _, values := range suiteValues {
-		rel, err := filepath.Rel(o.outDir, values)
+	if len(dirs) == 0 {
+		return []syncTarget{{dir: o.outDir, header: header(chart, "default values")}}, nil
+	}
+	sort.Strings(dirs)
+	var targets []syncTarget
+	for _, dir := range dirs {
+		rel, err := filepath.Rel(o.outDir, dir)
 		if err != nil {
 			return nil, err
 		}
+		var valuesFiles, names []string
+		parts := []string{}
+		if rel != "." {
+			parts = strings.Split(rel, string(filepath.Separator))
+		}
+		for i := 0; i <= len(parts); i++ {
+			sub := filepath.Join(parts[:i]...)
+			file := filepath.Join(o.outDir, sub, suiteValuesFile)
+			if !fileExists(file) {
+				continue
+			}
+			valuesFiles = append(valuesFiles, file)
+			names = append(names, filepath.ToSlash(filepath.Join(sub, suiteValuesFile)))
+		}
 		targets = append(targets, syncTarget{
-			dir:         filepath.Dir(values),
-			valuesFiles: []string{values},
-			header:      header(chart, "values: "+filepath.ToSlash(rel)),
+			dir:         dir,
+			valuesFiles: valuesFiles,
+			header:      header(chart, "values: "+strings.Join(names, " + ")),
 		})
 	}
 	return targets, nil
@@ -124,6 +157,9 @@ func planSync(o syncOptions) (syncPlan, error) {
 			return syncPlan{}, err
 		}
 	}
+	if err := plan.addExtra(o.outDir); err != nil {
+		return syncPlan{}, err
+	}
 	sort.Strings(plan.missing)
 	sort.Strings(plan.stale)
 	sort.Strings(plan.extra)
@@ -136,6 +172,9 @@ func (p *syncPlan) addTarget(chartDir string, t syncTarget) error {
 		return err
 	}
 	for path, content := range want {
+		if _, dup := p.want[path]; dup {
+			return fmt.Errorf("%s is wanted by two targets", path)
+		}
 		p.want[path] = content
 		have, err := os.ReadFile(path)
 		switch {
@@ -149,13 +188,18 @@ func (p *syncPlan) addTarget(chartDir string, t syncTarget) error {
 			p.stale = append(p.stale, path)
 		}
 	}
-	existing, err := filepath.Glob(filepath.Join(t.dir, "*.yaml"))
-	if err != nil {
-		return err
-	}
-	for _, path := range existing {
-		if _, ok := want[path]; ok {
-			continue
+	return nil
+}
+
+// addExtra finds generated files anywhere under outDir that no target renders any more: left behind by a chart
+// change, or by a chart-values.yaml that was moved or removed.
+func (p *syncPlan) addExtra(outDir string) error {
+	err := filepath.WalkDir(outDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		if _, ok := p.want[path]; ok {
+			return nil
 		}
 		generated, err := fileIsGenerated(path)
 		if err != nil {
@@ -164,8 +208,12 @@ func (p *syncPlan) addTarget(chartDir string, t syncTarget) error {
 		if generated {
 			p.extra = append(p.extra, path)
 		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // wantedPolicyFiles renders the chart for a target and keeps the Kyverno objects, one file per name.
