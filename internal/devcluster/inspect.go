@@ -7,6 +7,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 )
@@ -25,30 +27,50 @@ func (c *Cluster) PID(component string) int {
 	return p.cmd.Process.Pid
 }
 
-// WaitClusterPoliciesReady waits until at least one ClusterPolicy matches the label selector and Kyverno reports
-// every matching one Ready (accepted, and its webhooks configured).
-func (c *Cluster) WaitClusterPoliciesReady(ctx context.Context, selector string) error {
+// policyKinds are the Kyverno policy kinds a chart of this repository may render, with how each reports readiness.
+var policyKinds = []struct {
+	resource schema.GroupVersionResource
+	ready    func(*unstructured.Unstructured) bool
+}{
+	{clusterPolicyResource, func(u *unstructured.Unstructured) bool { return conditionTrue(u, "Ready") }},
+	{schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "mutatingpolicies"}, celPolicyReady},
+	{schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "generatingpolicies"}, celPolicyReady},
+}
+
+// celPolicyReady reads the CEL policies' summary: ready once compiled, its webhooks configured and its RBAC checked.
+func celPolicyReady(u *unstructured.Unstructured) bool {
+	ready, _, _ := unstructured.NestedBool(u.Object, "status", "conditionStatus", "ready")
+	return ready
+}
+
+// WaitPoliciesReady waits until at least one Kyverno policy (ClusterPolicy, MutatingPolicy or GeneratingPolicy)
+// matches the label selector and Kyverno reports every matching one ready (accepted, and its webhooks configured).
+func (c *Cluster) WaitPoliciesReady(ctx context.Context, selector string) error {
 	dyn, err := dynamic.NewForConfig(c.RESTConfig())
 	if err != nil {
 		return err
 	}
 	var last string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, c.opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		list, err := dyn.Resource(clusterPolicyResource).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			return false, err
-		}
-		var notReady []string
-		for i := range list.Items {
-			if !conditionTrue(&list.Items[i], "Ready") {
-				notReady = append(notReady, list.Items[i].GetName())
+		var all, notReady []string
+		for _, kind := range policyKinds {
+			list, err := dyn.Resource(kind.resource).List(ctx, metav1.ListOptions{LabelSelector: selector})
+			if err != nil {
+				return false, err
+			}
+			for i := range list.Items {
+				name := kind.resource.Resource + "/" + list.Items[i].GetName()
+				all = append(all, name)
+				if !kind.ready(&list.Items[i]) {
+					notReady = append(notReady, name)
+				}
 			}
 		}
-		last = fmt.Sprintf("%d policies, not ready: %s", len(list.Items), strings.Join(notReady, ", "))
-		return len(list.Items) > 0 && len(notReady) == 0, nil
+		last = fmt.Sprintf("%d policies, not ready: %s", len(all), strings.Join(notReady, ", "))
+		return len(all) > 0 && len(notReady) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("devcluster: ClusterPolicies %q not ready: %w (%s)", selector, err, last)
+		return fmt.Errorf("devcluster: Kyverno policies %q not ready: %w (%s)", selector, err, last)
 	}
 	return nil
 }

@@ -4,8 +4,12 @@ package e2e
 
 import "testing"
 
-// TestVirtualIngress runs the scenarios in a fixed order on one cluster: the ones that reconfigure the Helm release
-// (upgrades, uninstall) come last because they change what every other scenario relies on.
+// engines are the chart's policy engines; every scenario runs once per engine.
+var engines = []string{"clusterPolicy", "generatingPolicy"}
+
+// TestVirtualIngress runs the scenarios in a fixed order, once per policy engine, each engine on a fresh install of
+// the chart. The scenarios that reconfigure the Helm release (upgrades, uninstall) come last because they change what
+// every other scenario relies on. Then the engines are switched back and forth under existing Ingresses.
 func TestVirtualIngress(t *testing.T) {
 	scenarios := []struct {
 		name string
@@ -24,11 +28,20 @@ func TestVirtualIngress(t *testing.T) {
 		{"04b several matches under oldest", testMultipleMatchesOldest},
 		{"09 upgrades with every upgrade-safe value, then uninstall", testUpgradesAndUninstall},
 	}
-	for _, s := range scenarios {
-		if !t.Run(s.name, s.run) {
-			// Later scenarios assume the release and the policies are healthy; stop at the first failure so its
-			// logs are the ones printed.
+	for _, engine := range engines {
+		ok := t.Run(engine, func(t *testing.T) {
+			install(t, engine)
+			for _, s := range scenarios {
+				if !t.Run(s.name, s.run) {
+					// Later scenarios assume the release and the policies are healthy; stop at the first failure so
+					// its logs are the ones printed.
+					return
+				}
+			}
+		})
+		if !ok {
 			return
 		}
 	}
+	t.Run("12 switching engines keeps every Ingress", testEngineMigration)
 }

@@ -197,11 +197,8 @@ func testUpgradesAndUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "policies removed", func() (bool, string, error) {
-		list, err := env.dyn.Resource(clusterPolicyGVR).List(context.Background(), metav1.ListOptions{LabelSelector: policySelector})
-		if err != nil {
-			return false, "", err
-		}
-		return len(list.Items) == 0, fmt.Sprint(len(list.Items)), nil
+		names := chartPolicies(t)
+		return len(names) == 0, fmt.Sprint(names), nil
 	})
 	// Kyverno deletes a generate policy's downstreams asynchronously; give it the chance to (wrongly) do so by
 	// waiting until its background controller has processed the policy deletion: no UpdateRequest left.
@@ -214,10 +211,11 @@ func upgrade(t *testing.T, values map[string]any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	values = withEngine(values)
 	if err := env.helm.Upgrade(ctx, values); err != nil {
 		t.Fatalf("helm upgrade %v: %v", values, err)
 	}
-	if err := env.cluster.WaitClusterPoliciesReady(ctx, policySelector); err != nil {
+	if err := env.cluster.WaitPoliciesReady(ctx, policySelector); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
@@ -158,19 +159,25 @@ func testEdits(t *testing.T) {
 	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
 	before := waitIngressServices(t, ns, "coder-generated", relay)
 
-	vi := getVirtualIngress(t, ns, "coder")
-	rules, _, _ := unstructured.NestedSlice(vi.Object, "spec", "rules")
-	r := rules[0].(map[string]any)
-	r["host"] = "code.enigma.vgijssel.nl"
-	paths := r["http"].(map[string]any)["paths"].([]any)
-	r["http"].(map[string]any)["paths"] = append(paths, virtualingress.Path("/wiki", virtualingress.SelectorBackend(wikiLabels, 80)))
-	if err := unstructured.SetNestedSlice(vi.Object, rules, "spec", "rules"); err != nil {
-		t.Fatal(err)
-	}
-	annotations := vi.GetAnnotations()
-	annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] = "600"
-	vi.SetAnnotations(annotations)
-	if _, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(context.Background(), vi, metav1.UpdateOptions{}); err != nil {
+	// Kyverno may touch the VirtualIngress (status.lastServiceEvent) between our read and write: retry on a conflict
+	// from a fresh read, as any client of the API must.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		vi := getVirtualIngress(t, ns, "coder")
+		rules, _, _ := unstructured.NestedSlice(vi.Object, "spec", "rules")
+		r := rules[0].(map[string]any)
+		r["host"] = "code.enigma.vgijssel.nl"
+		paths := r["http"].(map[string]any)["paths"].([]any)
+		r["http"].(map[string]any)["paths"] = append(paths, virtualingress.Path("/wiki", virtualingress.SelectorBackend(wikiLabels, 80)))
+		if err := unstructured.SetNestedSlice(vi.Object, rules, "spec", "rules"); err != nil {
+			return err
+		}
+		annotations := vi.GetAnnotations()
+		annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] = "600"
+		vi.SetAnnotations(annotations)
+		_, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(context.Background(), vi, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 
