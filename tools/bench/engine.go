@@ -24,6 +24,9 @@ const (
 
 var knownEngines = []string{engineClusterPolicy, engineGeneratingPolicy}
 
+// setupTimeout bounds the waits around the measurements (policies ready, clean-up), which --timeout does not.
+const setupTimeout = 5 * time.Minute
+
 // chartSelector selects every policy the chart renders, whatever the engine.
 const chartSelector = "app.kubernetes.io/part-of=virtual-ingress"
 
@@ -83,7 +86,7 @@ func policyReady(p *unstructured.Unstructured) (bool, string) {
 // every one ready. (devcluster's wait knows only ClusterPolicies.)
 func (b *bench) waitPoliciesReady(ctx context.Context, engine string) error {
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, setupTimeout, true, func(ctx context.Context) (bool, error) {
 		var all, notReady []string
 		missing := false
 		for _, gvr := range engineKinds[engine] {
@@ -114,7 +117,7 @@ func (b *bench) waitPoliciesReady(ctx context.Context, engine string) error {
 // the Ingresses the uninstall orphaned with them), no UpdateRequest pending, and fresh Kyverno controllers, so that
 // the next engine's peak memory and caches start from zero.
 func (b *bench) cleanUp(ctx context.Context) error {
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, setupTimeout, true, func(ctx context.Context) (bool, error) {
 		for _, gvr := range []schema.GroupVersionResource{clusterPolicyGVR, mutatingPolicyGVR, generatingPolicyGVR} {
 			list, err := b.dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: chartSelector})
 			if err != nil || len(list.Items) > 0 {
@@ -132,7 +135,7 @@ func (b *bench) cleanUp(ctx context.Context) error {
 			return err
 		}
 	}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, b.timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, setupTimeout, true, func(ctx context.Context) (bool, error) {
 		for _, ns := range b.namespaces {
 			if _, err := b.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false, nil

@@ -111,6 +111,7 @@ func run(o options) error {
 		// The last engine's objects go with the cluster.
 		if i < len(engines)-1 {
 			fmt.Printf("[%s] helm uninstall, deleting its namespaces, restarting Kyverno\n", engine)
+			cleanStart := time.Now()
 			if err := release.Uninstall(); err != nil {
 				r.Error = "helm uninstall: " + err.Error()
 			} else if err := b.cleanUp(ctx); err != nil {
@@ -122,6 +123,7 @@ func run(o options) error {
 				}
 				break
 			}
+			fmt.Printf("[%s] cleaned up in %.0f s\n", engine, time.Since(cleanStart).Seconds())
 		}
 	}
 	res.print(os.Stdout, o.burst)
@@ -143,6 +145,13 @@ func run(o options) error {
 		}
 	}
 	if len(failed) > 0 {
+		// The cluster's directory goes with it; keep what Kyverno said.
+		logs := filepath.Join(filepath.Dir(o.out), "kyverno-logs")
+		if err := saveKyvernoLogs(cluster, logs); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: saving Kyverno's logs:", err)
+		} else {
+			fmt.Println("Kyverno's logs (every engine, one file per controller) saved in", logs)
+		}
 		return fmt.Errorf("failed measurements for %s (see above)", strings.Join(failed, ", "))
 	}
 	return nil
@@ -189,4 +198,21 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		}
 	}
 	return r, nil
+}
+
+// saveKyvernoLogs copies the logs of Kyverno's controllers (every run of each, appended) into dir.
+func saveKyvernoLogs(cluster *devcluster.Cluster, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, c := range []string{devcluster.ComponentKyverno, devcluster.ComponentKyvernoBackground} {
+		data, err := os.ReadFile(cluster.LogPath(c))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, c+".log"), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -120,7 +121,12 @@ func latencyRows(name string, get func(*engineResults) *latency, target time.Dur
 		}
 	}
 	return []row{
-		{name + ": samples", cell(func(l *latency) string { return fmt.Sprint(l.Samples) })},
+		{name + ": samples", func(r *engineResults) string {
+			if l := get(r); l != nil && l.Error != "" {
+				return fmt.Sprintf("%d, then FAILED", l.Samples)
+			}
+			return cell(func(l *latency) string { return fmt.Sprint(l.Samples) })(r)
+		}},
 		{name + ": p50", cell(func(l *latency) string { return fmt.Sprintf("%.0f ms", l.P50) })},
 		{fmt.Sprintf("%s: p95 (target <= %d ms)", name, target.Milliseconds()), cell(func(l *latency) string {
 			return fmt.Sprintf("%.0f ms %s", l.P95, verdict(l.P95 <= l.Target))
@@ -179,17 +185,13 @@ func (r results) print(out io.Writer, burst int) {
 	rows = append(rows, row{"wall time of the engine's run", func(e *engineResults) string { return fmt.Sprintf("%.0f s", e.WallSeconds) }})
 
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprint(w, "\nmeasurement\t")
-	for _, name := range r.Order {
-		fmt.Fprintf(w, "%s\t", name)
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, "\nmeasurement\t"+strings.Join(r.Order, "\t"))
 	for _, rw := range rows {
-		fmt.Fprintf(w, "%s\t", rw.name)
+		cells := []string{rw.name}
 		for _, name := range r.Order {
-			fmt.Fprintf(w, "%s\t", rw.cell(r.Engines[name]))
+			cells = append(cells, rw.cell(r.Engines[name]))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}
 	_ = w.Flush()
 	for _, name := range r.Order {
