@@ -173,7 +173,15 @@ func scaleRows(burst int) []row {
 
 // print writes one row per measurement and one column per engine, then the errors of failed measurements.
 func (r results) print(out io.Writer, burst int) {
-	rows := []row{{"policies ready after helm install", func(e *engineResults) string { return fmt.Sprintf("%.1f s", e.PoliciesReadySeconds) }}}
+	seconds := func(format string, get func(*engineResults) float64) func(*engineResults) string {
+		return func(e *engineResults) string {
+			if get(e) == 0 { // not run, or failed before
+				return "-"
+			}
+			return fmt.Sprintf(format, get(e))
+		}
+	}
+	rows := []row{{"policies ready after helm install", seconds("%.1f s", func(e *engineResults) float64 { return e.PoliciesReadySeconds })}}
 	rows = append(rows, latencyRows("create -> Ingress", func(e *engineResults) *latency { return e.Create }, createTarget)...)
 	rows = append(rows, latencyRows("Service recreate -> Ingress updated", func(e *engineResults) *latency { return e.Recreate }, recreateTarget)...)
 	for _, e := range r.Engines {
@@ -182,7 +190,7 @@ func (r results) print(out io.Writer, burst int) {
 			break
 		}
 	}
-	rows = append(rows, row{"wall time of the engine's run", func(e *engineResults) string { return fmt.Sprintf("%.0f s", e.WallSeconds) }})
+	rows = append(rows, row{"wall time of the engine's run", seconds("%.0f s", func(e *engineResults) float64 { return e.WallSeconds })})
 
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "\nmeasurement\t"+strings.Join(r.Order, "\t"))
