@@ -25,6 +25,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"08 bad input rejected by the API server", testBadInput},
 		{"10 background controller down while the Service is recreated", testBackgroundControllerRestart},
 		{"11 namespace restrictions", testNamespaceRestrictions},
+		{"13 an Ingress deleted by hand comes back", testIngressDeletedByHand},
 		{"04b several matches under oldest", testMultipleMatchesOldest},
 		{"09 upgrades with every upgrade-safe value, then uninstall", testUpgradesAndUninstall},
 	}

@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
@@ -25,6 +27,19 @@ func testEngineMigration(t *testing.T) {
 	createVirtualIngress(t, virtualIngress(ns, "grafana", virtualingress.CoderSpec(map[string]string{"app": "grafana"})))
 	waitIngressServices(t, ns, "grafana-generated", "grafana-mirror")
 	waitManagedBy(t, ns, "coder-generated", "clusterPolicy")
+
+	// A generate ClusterPolicy that deletes its Ingresses when removed must not be switched away from: the chart
+	// refuses, before changing anything.
+	upgrade(t, map[string]any{"policy": map[string]any{"orphanIngressesOnUninstall": false}})
+	refused := generatedIngressUIDs(t)
+	err := env.helm.Upgrade(context.Background(), map[string]any{"policy": map[string]any{"engine": "generatingPolicy", "orphanIngressesOnUninstall": false}})
+	if err == nil || !strings.Contains(err.Error(), "orphanIngressesOnUninstall=true") {
+		t.Fatalf("switching engines with orphanIngressesOnUninstall=false: got %v, want the chart's refusal", err)
+	}
+	waitEnginePolicies(t, "clusterPolicy")
+	assertIngressesKept(t, "a refused switch", refused)
+	// What the refusal asks for: orphaning first, with the current engine.
+	upgrade(t, nil)
 
 	for _, to := range []string{"generatingPolicy", "clusterPolicy"} {
 		before := generatedIngressUIDs(t)
