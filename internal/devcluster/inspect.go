@@ -43,6 +43,26 @@ func celPolicyReady(u *unstructured.Unstructured) bool {
 	return ready
 }
 
+// Policies lists the Kyverno policies of every kind (ClusterPolicy, MutatingPolicy, GeneratingPolicy) matching the
+// label selector, as resource/name.
+func (c *Cluster) Policies(ctx context.Context, selector string) ([]string, error) {
+	dyn, err := dynamic.NewForConfig(c.RESTConfig())
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, kind := range policyKinds {
+		list, err := dyn.Resource(kind.resource).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range list.Items {
+			names = append(names, kind.resource.Resource+"/"+p.GetName())
+		}
+	}
+	return names, nil
+}
+
 // WaitPoliciesReady waits until at least one Kyverno policy (ClusterPolicy, MutatingPolicy or GeneratingPolicy)
 // matches the label selector and Kyverno reports every matching one ready (accepted, and its webhooks configured).
 func (c *Cluster) WaitPoliciesReady(ctx context.Context, selector string) error {

@@ -9,16 +9,7 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// policyResources are the Kyverno policy kinds the chart renders, whichever the engine.
-var policyResources = []schema.GroupVersionResource{
-	{Group: "kyverno.io", Version: "v1", Resource: "clusterpolicies"},
-	{Group: "policies.kyverno.io", Version: "v1", Resource: "mutatingpolicies"},
-	{Group: "policies.kyverno.io", Version: "v1", Resource: "generatingpolicies"},
-}
 
 // install is `helm install` of the chart with policy.engine=engine; it waits until Kyverno reports every policy ready.
 func install(t *testing.T, engine string) {
@@ -54,18 +45,12 @@ func withEngine(values map[string]any) map[string]any {
 	return out
 }
 
-// chartPolicies lists the chart's Kyverno policies of every kind as kind/name.
+// chartPolicies lists the chart's Kyverno policies of every kind as resource/name.
 func chartPolicies(t *testing.T) []string {
 	t.Helper()
-	var names []string
-	for _, r := range policyResources {
-		list, err := env.dyn.Resource(r).List(context.Background(), metav1.ListOptions{LabelSelector: policySelector})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range list.Items {
-			names = append(names, r.Resource+"/"+p.GetName())
-		}
+	names, err := env.cluster.Policies(context.Background(), policySelector)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return names
 }

@@ -171,7 +171,9 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	if err := release.Install(ctx, map[string]any{"policy": map[string]any{"engine": engine}}); err != nil {
 		return r, fmt.Errorf("helm install: %w", err)
 	}
-	if err := b.waitPoliciesReady(ctx, engine); err != nil {
+	readyCtx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	if err := b.cluster.WaitPoliciesReady(readyCtx, chartSelector); err != nil {
 		return r, err
 	}
 	r.PoliciesReadySeconds = time.Since(start).Seconds()
