@@ -51,7 +51,7 @@ PREVIEW_VIRTUALINGRESSES ?= fixtures/examples/virtualingresses.yaml
 PREVIEW_SERVICES ?= fixtures/examples/services.yaml
 
 # Everything CI runs (`.ci/run` calls `make test`).
-TEST_TARGETS := lint unit golden policy-test devcluster-test e2e operator-test
+TEST_TARGETS := lint unit golden policy-test parity devcluster-test e2e operator-test
 
 # The end-to-end suite and the benchmark start a control plane with Kyverno as local processes (internal/devcluster);
 # its binaries are built once into bin/devcluster/, keyed by version.
@@ -70,7 +70,7 @@ help: ## List the targets
 ##@ Test
 
 .PHONY: test
-test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test, devcluster-test, e2e, operator-test
+test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test, parity, devcluster-test, e2e, operator-test
 	@echo "make test: all of $(TEST_TARGETS) passed"
 
 .PHONY: lint
@@ -123,6 +123,10 @@ sync-policies: bin/policytest ## Regenerate policies/ from the chart
 policy-test: bin/policytest | $(JUNIT_DIR) ## Run the kyverno test suites in policies/ in-process, with JUnit output
 	bin/policytest kyverno policies --junit $(JUNIT_DIR)/kyverno.xml
 
+.PHONY: parity
+parity: bin/policytest | $(JUNIT_DIR) ## Run the fixtures through both policy engines (ClusterPolicy, CEL); fail where they differ
+	bin/policytest compare --junit $(JUNIT_DIR)/parity.xml
+
 .PHONY: e2e
 e2e: | $(JUNIT_DIR) ## End-to-end suite on a real kube-apiserver + etcd + controller-manager + Kyverno (local processes)
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/e2e/ 2>&1 | tee $(JUNIT_DIR)/e2e.log
@@ -160,6 +164,14 @@ build: bin/helm ## helm package every chart into dist/
 		echo "+ helm package $$chart -d $(DIST)"; \
 		bin/helm package "$$chart" -d $(DIST); \
 	done
+
+# The virtualservice-operator image: version from its chart's appVersion, revision from git (both are image labels).
+IMAGE_VERSION ?= $(shell awk '$$1 == "appVersion:" { gsub(/"/, "", $$2); print $$2 }' charts/virtualservice-operator/Chart.yaml)
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+
+.PHONY: images
+images: ## virtualservice-operator OCI image for linux/amd64 + linux/arm64 (no Docker) into _output/images/; prints digests
+	$(GO) run ./tools/images --out _output/images/virtualservice-operator --version $(IMAGE_VERSION) --revision '$(IMAGE_REVISION)'
 
 ##@ Tools
 
