@@ -10,6 +10,8 @@ import (
 	"testing"
 )
 
+func init() { silenceKyvernoLogs() }
+
 // copyDir copies a testdata tree to a temporary directory the test may change.
 func copyDir(t *testing.T, src string) string {
 	t.Helper()

@@ -6,10 +6,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
@@ -17,9 +19,7 @@ import (
 var errReported = errors.New("failed")
 
 func main() {
-	// Kyverno logs through controller-runtime's logger; unset, it prints a stack trace after 30s. Its messages
-	// are not results, so drop them.
-	crlog.SetLogger(logr.Discard())
+	silenceKyvernoLogs()
 	root := newRootCommand()
 	root.SetArgs(goStyleFlags(root, os.Args[1:]))
 	if err := root.Execute(); err != nil {
@@ -30,6 +30,17 @@ func main() {
 	}
 }
 
+// silenceKyvernoLogs drops what Kyverno's libraries log. Kyverno logs through controller-runtime's logger; unset, it
+// prints a stack trace after 30s. The CEL engines' type converter also logs through klog, on every MutatingPolicy
+// evaluation, that no OpenAPI schema is known for the VirtualIngress kind (the CLI has none offline either; it
+// matters only for ApplyConfiguration patches, which the admission policies do not use). None of it is a result.
+func silenceKyvernoLogs() {
+	crlog.SetLogger(logr.Discard())
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	klog.SetLogger(logr.Discard())
+}
+
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "policytest",
@@ -37,6 +48,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newGoldenCommand(), newSyncCommand(), newKyvernoCommand(), newPreviewCommand())
+	root.AddCommand(newGoldenCommand(), newSyncCommand(), newKyvernoCommand(), newPreviewCommand(), newCompareCommand())
 	return root
 }

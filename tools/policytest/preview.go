@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	kyvernov1 "github.com/kyverno/kyverno/api/kyverno/v1"
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,10 +21,11 @@ type previewOptions struct {
 	services         []string
 	values           []string
 	chart            string
+	engine           string
 }
 
 func newPreviewCommand() *cobra.Command {
-	var o previewOptions
+	o := previewOptions{engine: engineAuto}
 	cmd := &cobra.Command{
 		Use:   "preview -f virtualingresses.yaml -s services.yaml",
 		Short: "Show, without a cluster, the Ingress and status the chart's policies give each VirtualIngress",
@@ -31,7 +33,7 @@ func newPreviewCommand() *cobra.Command {
 Namespaces) in -s and runs the chart's Kyverno policies, rendered with --values. Prints, for each VirtualIngress,
 the generated Ingress (if it resolves) and the VirtualIngress with the status the policies computed, as YAML
 documents. Fails on input the API server would reject and on policy errors; a backend that matches no Service is a
-valid result, shown in the status.`,
+valid result, shown in the status. -s also takes a kyverno test ClusterResource file (its spec.resources).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPreview(cmd.OutOrStdout(), o)
@@ -41,48 +43,32 @@ valid result, shown in the status.`,
 	cmd.Flags().StringArrayVarP(&o.services, "services", "s", nil, "YAML file of the Services (and Namespaces) the cluster has (repeatable)")
 	cmd.Flags().StringArrayVar(&o.values, "values", nil, "values file for the chart, as for helm install (repeatable)")
 	cmd.Flags().StringVar(&o.chart, "chart", "charts/virtual-ingress", "chart directory")
+	cmd.Flags().StringVar(&o.engine, "engine", o.engine, "policy engine to render: clusterPolicy, generatingPolicy, or auto (as the values say; the chart's auto renders ClusterPolicies without a cluster)")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
 
+const engineAuto = "auto"
+
 func runPreview(out io.Writer, o previewOptions) error {
-	vis, err := readInputs(o.virtualIngresses, virtualIngressGVK)
+	in, err := readSimInputs(o.virtualIngresses, o.services, false)
 	if err != nil {
 		return err
 	}
-	clusterObjs, err := readInputs(o.services, serviceGVK, namespaceGVK)
+	parts, err := renderEngine(o.chart, o.values, o.engine)
 	if err != nil {
 		return err
 	}
-	if err := checkUnique(append(append([]inputObject{}, vis...), clusterObjs...)); err != nil {
+	if err := validateVirtualIngresses(parts, in.vis); err != nil {
 		return err
 	}
-	docs, err := render.Render(o.chart, o.values, nil)
-	if err != nil {
-		return err
-	}
-	parts, err := splitChart(docs)
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.chart, err)
-	}
-	validator, err := crdschema.Load([]byte(parts.crdYAML))
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.chart, err)
-	}
-	for _, vi := range vis {
-		if errs := validator.Validate(context.Background(), vi.Obj); len(errs) > 0 {
-			return fmt.Errorf("%s: VirtualIngress %s/%s would be rejected by the API server:\n%s",
-				vi.where(), vi.Obj.GetNamespace(), vi.Obj.GetName(), crdschema.Summary(errs))
-		}
-	}
-	fc, err := kyvernosim.NewCluster([]*apiextensionsv1.CustomResourceDefinition{parts.crd}, clusterObjects(vis, clusterObjs))
+	c, err := newSimCluster(parts, in)
 	if err != nil {
 		return err
 	}
 	var results []*unstructured.Unstructured
-	for _, vi := range vis {
-		fakeUID(vi.Obj)
-		adm, err := admitCreate(parts.policies, fc, vi.Obj)
+	for _, vi := range in.vis {
+		adm, err := admit(parts, c, vi.Obj, kyvernov1.Create)
 		if err != nil {
 			return fmt.Errorf("%s: VirtualIngress %s/%s: %w", vi.where(), vi.Obj.GetNamespace(), vi.Obj.GetName(), err)
 		}
@@ -90,6 +76,90 @@ func runPreview(out io.Writer, o previewOptions) error {
 		results = append(results, adm.stored)
 	}
 	return writeDocuments(out, results)
+}
+
+// simInputs are the user's VirtualIngresses and cluster objects, read, checked and given uids.
+type simInputs struct {
+	vis         []inputObject
+	clusterObjs []inputObject
+}
+
+// readSimInputs reads the VirtualIngresses of viFiles and the cluster's objects. With independent, the
+// VirtualIngresses are separate writes (compare) and may share a name; otherwise (preview, one cluster state) every
+// object must be unique.
+func readSimInputs(viFiles, clusterFiles []string, independent bool) (simInputs, error) {
+	vis, err := readInputs(viFiles, virtualIngressGVK)
+	if err != nil {
+		return simInputs{}, err
+	}
+	clusterObjs, err := readInputs(clusterFiles, serviceGVK, namespaceGVK)
+	if err != nil {
+		return simInputs{}, err
+	}
+	unique := clusterObjs
+	if !independent {
+		unique = append(append([]inputObject{}, vis...), clusterObjs...)
+	}
+	if err := checkUnique(unique); err != nil {
+		return simInputs{}, err
+	}
+	for _, vi := range vis {
+		fakeUID(vi.Obj)
+	}
+	return simInputs{vis: vis, clusterObjs: clusterObjs}, nil
+}
+
+// renderEngine renders the chart with the values files and, unless engine is auto, policy.engine set to engine.
+func renderEngine(chart string, values []string, engine string) (chartParts, error) {
+	var extra map[string]any
+	switch engine {
+	case engineAuto, "":
+	case engineClusterPolicy, engineGeneratingPolicy:
+		extra = map[string]any{"policy": map[string]any{"engine": engine}}
+	default:
+		return chartParts{}, fmt.Errorf("unknown engine %q: want %s, %s or %s", engine, engineClusterPolicy, engineGeneratingPolicy, engineAuto)
+	}
+	docs, err := render.Render(chart, values, extra)
+	if err != nil {
+		return chartParts{}, err
+	}
+	parts, err := splitChart(docs)
+	if err != nil {
+		return chartParts{}, fmt.Errorf("%s: %w", chart, err)
+	}
+	if engine != engineAuto && engine != "" && parts.engine() != engine {
+		return chartParts{}, fmt.Errorf("%s: policy.engine=%s renders %s policies", chart, engine, parts.engine())
+	}
+	return parts, nil
+}
+
+func validateVirtualIngresses(parts chartParts, vis []inputObject) error {
+	validator, err := crdschema.Load([]byte(parts.crdYAML))
+	if err != nil {
+		return err
+	}
+	for _, vi := range vis {
+		if errs := validator.Validate(context.Background(), vi.Obj); len(errs) > 0 {
+			return fmt.Errorf("%s: VirtualIngress %s/%s would be rejected by the API server:\n%s",
+				vi.where(), vi.Obj.GetNamespace(), vi.Obj.GetName(), crdschema.Summary(errs))
+		}
+	}
+	return nil
+}
+
+func newSimCluster(parts chartParts, in simInputs) (simCluster, error) {
+	objs := clusterObjects(in.vis, in.clusterObjs)
+	fc, err := kyvernosim.NewCluster([]*apiextensionsv1.CustomResourceDefinition{parts.crd}, objs)
+	if err != nil {
+		return simCluster{}, err
+	}
+	c := simCluster{cluster: fc}
+	for _, o := range objs {
+		if o.GroupVersionKind() == namespaceGVK {
+			c.namespaces = append(c.namespaces, o)
+		}
+	}
+	return c, nil
 }
 
 // clusterObjects is the fake cluster's content: the user's objects plus a Namespace for every namespace used

@@ -21,6 +21,8 @@ var (
 	virtualIngressGVK = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualIngress"}
 	serviceGVK        = kyvernosim.ServiceGVK
 	namespaceGVK      = kyvernosim.NamespaceGVK
+	// kyverno test's cluster state file; -s takes it too (only its resources are read).
+	clusterResourceGVK = schema.GroupVersionKind{Group: "cli.kyverno.io", Version: "v1alpha1", Kind: "ClusterResource"}
 )
 
 // inputObject is one document of a user's file, with where it came from for error messages.
@@ -67,18 +69,37 @@ func readInputFile(file string, r io.Reader, allowed []schema.GroupVersionKind) 
 		if len(content) == 0 {
 			continue
 		}
-		in := inputObject{File: file, Index: index, Obj: &unstructured.Unstructured{Object: content}}
-		if err := checkKind(in, allowed); err != nil {
-			return nil, err
+		doc := &unstructured.Unstructured{Object: content}
+		contents := []map[string]any{content}
+		if doc.GroupVersionKind() == clusterResourceGVK {
+			// A kyverno test cluster state file (as the policies/ suites use): its resources are the objects.
+			items, _, err := unstructured.NestedSlice(content, "spec", "resources")
+			if err != nil {
+				return nil, fmt.Errorf("%s: document %d: ClusterResource spec.resources: %w", file, index, err)
+			}
+			contents = contents[:0]
+			for _, item := range items {
+				m, ok := item.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("%s: document %d: ClusterResource spec.resources holds a %T, not an object", file, index, item)
+				}
+				contents = append(contents, m)
+			}
 		}
-		if in.Obj.GetName() == "" {
-			return nil, fmt.Errorf("%s: %s has no metadata.name", in.where(), in.Obj.GetKind())
+		for _, c := range contents {
+			in := inputObject{File: file, Index: index, Obj: &unstructured.Unstructured{Object: c}}
+			if err := checkKind(in, allowed); err != nil {
+				return nil, err
+			}
+			if in.Obj.GetName() == "" {
+				return nil, fmt.Errorf("%s: %s has no metadata.name", in.where(), in.Obj.GetKind())
+			}
+			if in.Obj.GroupVersionKind() != namespaceGVK && in.Obj.GetNamespace() == "" {
+				// kubectl apply would create it in the context's namespace; CI has no context, so use kubectl's default.
+				in.Obj.SetNamespace(defaultNamespace)
+			}
+			objs = append(objs, in)
 		}
-		if in.Obj.GroupVersionKind() != namespaceGVK && in.Obj.GetNamespace() == "" {
-			// kubectl apply would create it in the context's namespace; CI has no context, so use kubectl's default.
-			in.Obj.SetNamespace(defaultNamespace)
-		}
-		objs = append(objs, in)
 	}
 }
 

@@ -10,18 +10,35 @@ import (
 	"github.com/kyverno/kyverno/cmd/cli/kubectl-kyverno/policy"
 	"github.com/kyverno/kyverno/pkg/config"
 	policyvalidation "github.com/kyverno/kyverno/pkg/validation/policy"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
 	"github.com/virtual-ingress/virtual-ingress/internal/render"
 )
 
-// chartParts is what preview needs from a render: the ClusterPolicies and the VirtualIngress CRD.
+// chartParts is what preview needs from a render: the policies of one engine that act on VirtualIngresses (the
+// ClusterPolicies, or the CEL MutatingPolicies and GeneratingPolicies) and the VirtualIngress CRD.
 type chartParts struct {
 	policies []kyvernov1.PolicyInterface
+	cel      kyvernosim.CELPolicies
 	crd      *apiextensionsv1.CustomResourceDefinition
 	crdYAML  string
 }
+
+// engine names the policy engine the render holds, as the chart's policy.engine value does.
+func (p chartParts) engine() string {
+	if len(p.policies) > 0 {
+		return engineClusterPolicy
+	}
+	return engineGeneratingPolicy
+}
+
+const (
+	engineClusterPolicy    = "clusterPolicy"
+	engineGeneratingPolicy = "generatingPolicy"
+)
 
 func splitChart(docs []render.Document) (chartParts, error) {
 	var parts chartParts
@@ -29,7 +46,8 @@ func splitChart(docs []render.Document) (chartParts, error) {
 	for _, d := range docs {
 		gvk := d.Object.GroupVersionKind()
 		switch {
-		case gvk.Group == "kyverno.io" && gvk.Kind == "ClusterPolicy":
+		case gvk.Group == "kyverno.io" && gvk.Kind == "ClusterPolicy",
+			gvk.Group == "policies.kyverno.io" && (gvk.Kind == "MutatingPolicy" || gvk.Kind == "GeneratingPolicy"):
 			policyDocs = append(policyDocs, d.YAML)
 		case gvk.Kind == "CustomResourceDefinition" && d.Object.GetName() == "virtualingresses.virtual-ingress.io":
 			crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -42,20 +60,34 @@ func splitChart(docs []render.Document) (chartParts, error) {
 	if parts.crd == nil {
 		return parts, fmt.Errorf("the chart renders no CustomResourceDefinition virtualingresses.virtual-ingress.io")
 	}
-	policies, err := loadPolicies(policyDocs)
+	loaded, err := loadPolicies(policyDocs)
 	if err != nil {
 		return parts, err
 	}
-	parts.policies = policiesForVirtualIngress(policies)
-	if len(parts.policies) == 0 {
-		return parts, fmt.Errorf("the chart renders no ClusterPolicy rule matching VirtualIngress")
+	parts.policies = policiesForVirtualIngress(loaded.Policies)
+	for _, m := range loaded.MutatingPolicies {
+		if celMatchesVirtualIngresses(m.GetSpec().MatchConstraints) {
+			parts.cel.Mutating = append(parts.cel.Mutating, m)
+		}
+	}
+	for _, g := range loaded.GeneratingPolicies {
+		if celMatchesVirtualIngresses(g.GetSpec().MatchConstraints) {
+			parts.cel.Generating = append(parts.cel.Generating, g)
+		}
+	}
+	celCount := len(parts.cel.Mutating) + len(parts.cel.Generating)
+	switch {
+	case len(parts.policies) == 0 && celCount == 0:
+		return parts, fmt.Errorf("the chart renders no ClusterPolicy rule, MutatingPolicy or GeneratingPolicy matching VirtualIngress")
+	case len(parts.policies) > 0 && celCount > 0:
+		return parts, fmt.Errorf("the chart renders both ClusterPolicies and CEL policies for VirtualIngresses; preview one engine at a time")
 	}
 	return parts, nil
 }
 
 // loadPolicies goes through the Kyverno CLI's own loader (schema defaults, conversion) and validation, so that a
 // policy preview accepts is one `kyverno test` and the admission webhook accept too.
-func loadPolicies(docs []string) ([]kyvernov1.PolicyInterface, error) {
+func loadPolicies(docs []string) (*policy.LoaderResults, error) {
 	f, err := os.CreateTemp("", "policytest-policies-*.yaml")
 	if err != nil {
 		return nil, err
@@ -78,8 +110,27 @@ func loadPolicies(docs []string) ([]kyvernov1.PolicyInterface, error) {
 			return nil, fmt.Errorf("policy %s is invalid: %w", p.GetName(), err)
 		}
 	}
-	return results.Policies, nil
+	// CEL policies are compiled (and rejected on a CEL error) by the engines themselves, as in `kyverno test`.
+	return results, nil
 }
+
+// celMatchesVirtualIngresses: the CEL policies that admission of a VirtualIngress runs (not the service-events
+// MutatingPolicy, which matches Services).
+func celMatchesVirtualIngresses(m *admissionregistrationv1.MatchResources) bool {
+	if m == nil {
+		return false
+	}
+	for _, r := range m.ResourceRules {
+		for _, res := range r.Resources {
+			if res == virtualIngressResource || res == "*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+const virtualIngressResource = "virtualingresses"
 
 // policiesForVirtualIngress keeps only the rules that match VirtualIngresses: the admission of one is what preview
 // simulates. Rules on other kinds (the Service-triggered mutate-existing rule) are dropped, and so are policies

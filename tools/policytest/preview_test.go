@@ -160,3 +160,41 @@ func TestPreviewWithoutServicesLeavesEveryBackendUnresolved(t *testing.T) {
 		}
 	}
 }
+
+func TestPreviewEngineOptionPicksThePolicyKindsAndBothShowTheSameObjects(t *testing.T) {
+	outputs := map[string]string{}
+	for _, engine := range []string{engineClusterPolicy, engineGeneratingPolicy} {
+		var out bytes.Buffer
+		err := runPreview(&out, previewOptions{
+			virtualIngresses: []string{"testdata/preview/virtualingresses.yaml"},
+			services:         []string{"testdata/preview/services.yaml"},
+			chart:            realChart,
+			engine:           engine,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", engine, err, out.String())
+		}
+		var docs []string
+		for _, o := range previewObjects(t, out.String()) {
+			data, err := yaml.Marshal(withoutKyvernoBookkeeping(o).Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, string(data))
+		}
+		outputs[engine] = strings.Join(docs, "---\n")
+	}
+	if outputs[engineClusterPolicy] != outputs[engineGeneratingPolicy] {
+		t.Errorf("engines differ:\n%s", unifiedDiff(engineClusterPolicy, engineGeneratingPolicy, outputs[engineClusterPolicy], outputs[engineGeneratingPolicy]))
+	}
+	if !strings.Contains(outputs[engineGeneratingPolicy], "name: shop-generated") {
+		t.Errorf("the CEL engine generated no Ingress:\n%s", outputs[engineGeneratingPolicy])
+	}
+}
+
+func TestPreviewRejectsAnUnknownEngine(t *testing.T) {
+	err := runPreview(&bytes.Buffer{}, previewOptions{virtualIngresses: []string{"testdata/preview/virtualingresses.yaml"}, chart: realChart, engine: "kyverno"})
+	if err == nil || !strings.Contains(err.Error(), `unknown engine "kyverno"`) {
+		t.Fatalf("want an unknown engine error, got %v", err)
+	}
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	kyvernov1 "github.com/kyverno/kyverno/api/kyverno/v1"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/junit"
+)
+
+type compareOptions struct {
+	virtualIngresses []string
+	updates          []string
+	services         []string
+	values           []string
+	chart            string
+	junitFile        string
+	show             bool
+}
+
+func defaultCompareOptions() (compareOptions, error) {
+	vis, err := filepath.Glob("fixtures/virtualingresses/*.yaml")
+	if err != nil {
+		return compareOptions{}, err
+	}
+	updates, err := filepath.Glob("fixtures/virtualingresses/updates/*.yaml")
+	if err != nil {
+		return compareOptions{}, err
+	}
+	sort.Strings(vis)
+	sort.Strings(updates)
+	return compareOptions{
+		virtualIngresses: append([]string{"fixtures/examples/virtualingresses.yaml"}, vis...),
+		updates:          updates,
+		services:         []string{"fixtures/clusters/tenant-root.yaml"},
+		chart:            "charts/virtual-ingress",
+	}, nil
+}
+
+func newCompareCommand() *cobra.Command {
+	var o compareOptions
+	cmd := &cobra.Command{
+		Use:   "compare [-f virtualingresses.yaml] [-u updated.yaml] [-s services.yaml] [--values f]",
+		Short: "Run VirtualIngresses through both policy engines (ClusterPolicy and CEL) and fail where they differ",
+		Long: `Renders the chart once with policy.engine=clusterPolicy and once with policy.engine=generatingPolicy (both
+over --values), and runs every VirtualIngress through each engine in-process with Kyverno's own engines, on a
+simulated cluster holding the objects of -s: a CREATE for those of -f, an UPDATE for those of -u (the stored object
+is the file's, status included, as in kyverno test). For each it compares the stored VirtualIngress (status) and the
+generated Ingresses, ignoring only Kyverno's bookkeeping on generated objects (generate.kyverno.io/* labels and
+app.kubernetes.io/managed-by=kyverno), and prints a unified diff (clusterPolicy -> generatingPolicy) where they
+differ. --show prints both engines' output for every case.
+Defaults: when neither -f nor -u is given, -f fixtures/examples/virtualingresses.yaml fixtures/virtualingresses/*.yaml
+and -u fixtures/virtualingresses/updates/*.yaml; without -s, -s fixtures/clusters/tenant-root.yaml (pass an empty
+file for a cluster without Services).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := defaultCompareOptions()
+			if err != nil {
+				return err
+			}
+			if len(o.virtualIngresses) == 0 && len(o.updates) == 0 {
+				o.virtualIngresses, o.updates = d.virtualIngresses, d.updates
+			}
+			if len(o.services) == 0 {
+				o.services = d.services
+			}
+			return runCompare(cmd.OutOrStdout(), o)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&o.virtualIngresses, "filename", "f", nil, "YAML file of VirtualIngresses to create (repeatable)")
+	cmd.Flags().StringArrayVarP(&o.updates, "updates", "u", nil, "YAML file of stored VirtualIngresses to write again, as an UPDATE (repeatable)")
+	cmd.Flags().StringArrayVarP(&o.services, "services", "s", nil, "YAML file of the Services and Namespaces (or a kyverno test ClusterResource) (repeatable)")
+	cmd.Flags().StringArrayVar(&o.values, "values", nil, "values file for the chart, used for both engines (repeatable)")
+	cmd.Flags().StringVar(&o.chart, "chart", "charts/virtual-ingress", "chart directory")
+	cmd.Flags().StringVar(&o.junitFile, "junit", "", "also write the results as JUnit XML to this file")
+	cmd.Flags().BoolVar(&o.show, "show", false, "print both engines' output for every case, not only a diff for those that differ")
+	return cmd
+}
+
+// engineOutput is what one engine makes of one write, normalised for comparison.
+type engineOutput struct {
+	yaml string
+	err  error
+}
+
+func runCompare(out io.Writer, o compareOptions) error {
+	in, err := readSimInputs(append(append([]string{}, o.virtualIngresses...), o.updates...), o.services, true)
+	if err != nil {
+		return err
+	}
+	updates := map[string]bool{}
+	for _, f := range o.updates {
+		updates[f] = true
+	}
+	engines := []string{engineClusterPolicy, engineGeneratingPolicy}
+	parts := map[string]chartParts{}
+	clusters := map[string]simCluster{}
+	for _, e := range engines {
+		p, err := renderEngine(o.chart, o.values, e)
+		if err != nil {
+			return err
+		}
+		c, err := newSimCluster(p, in)
+		if err != nil {
+			return err
+		}
+		parts[e], clusters[e] = p, c
+	}
+	if err := validateVirtualIngresses(parts[engineClusterPolicy], in.vis); err != nil {
+		return err
+	}
+	var tally tally
+	suite := junit.Suite{Name: "parity"}
+	for _, vi := range in.vis {
+		operation := kyvernov1.Create
+		if updates[vi.File] {
+			operation = kyvernov1.Update
+		}
+		outputs := map[string]engineOutput{}
+		for _, e := range engines {
+			adm, err := admit(parts[e], clusters[e], vi.Obj, operation)
+			if err != nil {
+				outputs[e] = engineOutput{err: err}
+				continue
+			}
+			y, err := normalisedOutput(adm)
+			outputs[e] = engineOutput{yaml: y, err: err}
+		}
+		tc := compareCase(vi, operation, outputs[engineClusterPolicy], outputs[engineGeneratingPolicy], o.show)
+		tally.add(tc)
+		suite.Cases = append(suite.Cases, tc)
+		report(out, tc, tc.Name)
+	}
+	return tally.finish(out, o.junitFile, []junit.Suite{suite})
+}
+
+func compareCase(vi inputObject, operation kyvernov1.AdmissionOperation, cp, cel engineOutput, show bool) junit.Case {
+	tc := junit.Case{
+		Name:      fmt.Sprintf("%s VirtualIngress %s/%s (%s)", operation, vi.Obj.GetNamespace(), vi.Obj.GetName(), vi.File),
+		Classname: "parity",
+	}
+	switch {
+	case cp.err != nil || cel.err != nil:
+		tc.Failure = "an engine failed on it"
+		tc.Details = fmt.Sprintf("%s: %v\n%s: %v\n", engineClusterPolicy, cp.err, engineGeneratingPolicy, cel.err)
+	case cp.yaml != cel.yaml:
+		tc.Failure = "the engines differ (- " + engineClusterPolicy + ", + " + engineGeneratingPolicy + ")"
+		tc.Details = unifiedDiff(engineClusterPolicy, engineGeneratingPolicy, cp.yaml, cel.yaml)
+	}
+	if show && cp.err == nil && cel.err == nil {
+		text := "# " + engineClusterPolicy + "\n" + cp.yaml + "# " + engineGeneratingPolicy + "\n" + cel.yaml
+		if tc.Failed() {
+			tc.Details += "\n" + text
+		} else {
+			tc.Output = text
+		}
+	}
+	return tc
+}
+
+// normalisedOutput is the stored VirtualIngress followed by the generated objects (sorted by kind, namespace and
+// name), as YAML documents, with Kyverno's bookkeeping on generated objects removed: the generate.kyverno.io/*
+// labels and app.kubernetes.io/managed-by=kyverno, which a ClusterPolicy generate rule adds in the CLI and a
+// GeneratingPolicy adds only on a cluster. Nothing else is dropped: annotations are compared as generated (the
+// CEL engine runs through the CLI's context provider that keeps them, see kyvernosim.ApplyCEL).
+func normalisedOutput(adm admission) (string, error) {
+	generated := make([]*unstructured.Unstructured, 0, len(adm.generated))
+	for _, g := range adm.generated {
+		generated = append(generated, withoutKyvernoBookkeeping(g))
+	}
+	sort.Slice(generated, func(i, j int) bool { return objectKey(generated[i]) < objectKey(generated[j]) })
+	var b strings.Builder
+	for i, o := range append([]*unstructured.Unstructured{adm.stored}, generated...) {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return "", err
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(data)
+	}
+	return b.String(), nil
+}
+
+func objectKey(o *unstructured.Unstructured) string {
+	return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+func withoutKyvernoBookkeeping(o *unstructured.Unstructured) *unstructured.Unstructured {
+	o = o.DeepCopy()
+	labels := o.GetLabels()
+	for k, v := range labels {
+		if strings.HasPrefix(k, "generate.kyverno.io/") || (k == "app.kubernetes.io/managed-by" && v == "kyverno") {
+			delete(labels, k)
+		}
+	}
+	if len(labels) == 0 {
+		unstructured.RemoveNestedField(o.Object, "metadata", "labels")
+	} else {
+		o.SetLabels(labels)
+	}
+	return o
+}
