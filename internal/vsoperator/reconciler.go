@@ -128,20 +128,21 @@ func (r *serviceReconciler) developers(ctx context.Context, cfg *vsoconfig.Confi
 	return devs, nil
 }
 
-// apply writes the desired VirtualService if the live one differs. It compares against the cache first (no request
-// when nothing changed), then re-reads from the API server so that the write carries the latest resourceVersion: a
-// concurrent writer then makes it fail with a conflict instead of being overwritten, and the write is retried after
-// 1 s, 2 s, 4 s, 8 s and 16 s, each time on a fresh read.
+// apply writes the desired VirtualService if the live one differs, with one request when the cache has the object:
+// the write carries the cached resourceVersion, so if the object changed since (a concurrent writer, a lagging
+// cache) the API server answers 409 Conflict instead of anything being overwritten. A conflict is retried after
+// 1 s, 2 s, 4 s, 8 s and 16 s, each time on a fresh read from the API server. A create is preceded by a read from
+// the API server, since without a resourceVersion nothing would stop it from overwriting an object the cache
+// has not seen yet.
 func (r *serviceReconciler) apply(ctx context.Context, cached client.Reader, svc *corev1.Service, res *vsroutes.Result) (string, error) {
 	name := res.Template.Name
-	if live, err := r.get(ctx, cached, svc.Namespace, name); err != nil {
-		return resultError, err
-	} else if live != nil && managed(live, svc.Name) && upToDate(live, desiredObject(r.gvk, svc, res, liveHTTP(live))) {
-		return resultUnchanged, nil
-	}
+	reader := cached
 	backoff := r.backoff
 	for {
-		live, err := r.get(ctx, r.live, svc.Namespace, name)
+		live, err := r.get(ctx, reader, svc.Namespace, name)
+		if err == nil && live == nil && reader == cached {
+			live, err = r.get(ctx, r.live, svc.Namespace, name)
+		}
 		if err != nil {
 			return resultError, err
 		}
@@ -176,6 +177,7 @@ func (r *serviceReconciler) apply(ctx context.Context, cached client.Reader, svc
 			return resultError, ctx.Err()
 		case <-time.After(backoff.Step()):
 		}
+		reader = r.live
 	}
 }
 

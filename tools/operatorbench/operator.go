@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// operatorProcess is the operator binary run against the cluster, as the chart would run it.
+type operatorProcess struct {
+	cmd        *exec.Cmd
+	metricsURL string
+	logFile    string
+	started    time.Time
+}
+
+func startOperator(ctx context.Context, bin, kubeconfig, logFile string, o options) (*operatorProcess, error) {
+	ports, err := freeAddrs(2)
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin,
+		"--config-map="+configName, "--config-map-namespace="+operatorNS,
+		"--metrics-bind-address="+ports[0], "--health-probe-bind-address="+ports[1],
+		fmt.Sprintf("--kube-api-qps=%g", o.qps), fmt.Sprintf("--kube-api-burst=%d", o.burst),
+		fmt.Sprintf("--max-concurrent-reconciles=%d", o.workers), "--leader-elect=false")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p := &operatorProcess{cmd: cmd, metricsURL: "http://" + ports[0] + "/metrics", logFile: logFile, started: time.Now()}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *operatorProcess) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+}
+
+// metrics returns the samples of the operator's /metrics whose line starts with one of prefixes, summed by the
+// full series name (name plus labels).
+func (p *operatorProcess) metrics() (map[string]float64, error) {
+	resp, err := http.Get(p.metricsURL) //nolint:noctx // local endpoint, short-lived
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return parseMetrics(resp.Body)
+}
+
+func parseMetrics(r io.Reader) (map[string]float64, error) {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndex(line, " ")
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		out[line[:i]] += v
+	}
+	return out, sc.Err()
+}
+
+// sum adds the samples of series whose name is name and whose labels contain every labels entry.
+func sum(m map[string]float64, name string, labels ...string) float64 {
+	var total float64
+	for series, v := range m {
+		if series != name && !strings.HasPrefix(series, name+"{") {
+			continue
+		}
+		ok := true
+		for _, l := range labels {
+			ok = ok && strings.Contains(series, l)
+		}
+		if ok {
+			total += v
+		}
+	}
+	return total
+}
+
+// peakRSSMiB is the kernel's high-water mark of the operator's resident memory.
+func (p *operatorProcess) peakRSSMiB() float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func freeAddrs(n int) ([]string, error) {
+	var addrs []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
+	}
+	return addrs, nil
+}
