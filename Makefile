@@ -152,6 +152,7 @@ demo-down: ## Stop and remove the demo cluster
 .PHONY: bench
 bench: ## Latency (create, Service recreate) and 1,000-VirtualIngress scale benchmark; writes _output/bench/results.json
 	$(GO) run ./tools/bench --out _output/bench/results.json
+	$(GO) run ./tools/operatorbench --out _output/bench/operator.json
 
 .PHONY: preview
 preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)
