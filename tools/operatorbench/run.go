@@ -78,7 +78,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	}
 	bin := filepath.Join(dir, "virtualservice-operator")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/virtualservice-operator").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the operator: %v: %s", err, out)
+		return nil, fmt.Errorf("building the operator: %w: %s", err, out)
 	}
 	op, err := startOperator(ctx, bin, cluster.Kubeconfig(), filepath.Join(dir, "operator.log"), o)
 	if err != nil {
