@@ -124,8 +124,12 @@ policy-test: bin/policytest | $(JUNIT_DIR) ## Run the kyverno test suites in pol
 	bin/policytest kyverno policies --junit $(JUNIT_DIR)/kyverno.xml
 
 .PHONY: parity
-parity: bin/policytest | $(JUNIT_DIR) ## Run the fixtures through both policy engines (ClusterPolicy, CEL); fail where they differ
+parity: bin/policytest | $(JUNIT_DIR) ## Run the fixtures through both policy engines (ClusterPolicy, CEL), with the default values and each ci/ case; fail where they differ
 	bin/policytest compare --junit $(JUNIT_DIR)/parity.xml
+	@for values in charts/virtual-ingress/ci/*-values.yaml; do \
+		echo "+ bin/policytest compare --values $$values"; \
+		bin/policytest compare --values "$$values" --junit "$(JUNIT_DIR)/parity-$$(basename "$$values" -values.yaml).xml"; \
+	done
 
 .PHONY: e2e
 e2e: | $(JUNIT_DIR) ## End-to-end suite on a real kube-apiserver + etcd + controller-manager + Kyverno (local processes)

@@ -167,8 +167,8 @@ func compareCase(vi inputObject, operation kyvernov1.AdmissionOperation, cp, cel
 
 // normalisedOutput is the stored VirtualIngress followed by the generated objects (sorted by kind, namespace and
 // name), as YAML documents, with Kyverno's bookkeeping on generated objects removed: the generate.kyverno.io/*
-// labels and app.kubernetes.io/managed-by=kyverno, which a ClusterPolicy generate rule adds in the CLI and a
-// GeneratingPolicy adds only on a cluster. Nothing else is dropped: annotations are compared as generated (the
+// labels and app.kubernetes.io/managed-by, which both engines set to kyverno on a cluster (over a value copied from
+// the VirtualIngress) but only the ClusterPolicy engine sets in the CLI. Nothing else is dropped: annotations are compared as generated (the
 // CEL engine runs through the CLI's context provider that keeps them, see kyvernosim.ApplyCEL).
 func normalisedOutput(adm admission) (string, error) {
 	generated := make([]*unstructured.Unstructured, 0, len(adm.generated))
@@ -197,8 +197,8 @@ func objectKey(o *unstructured.Unstructured) string {
 func withoutKyvernoBookkeeping(o *unstructured.Unstructured) *unstructured.Unstructured {
 	o = o.DeepCopy()
 	labels := o.GetLabels()
-	for k, v := range labels {
-		if strings.HasPrefix(k, "generate.kyverno.io/") || (k == "app.kubernetes.io/managed-by" && v == "kyverno") {
+	for k := range labels {
+		if strings.HasPrefix(k, "generate.kyverno.io/") || k == "app.kubernetes.io/managed-by" {
 			delete(labels, k)
 		}
 	}

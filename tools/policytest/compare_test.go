@@ -100,9 +100,11 @@ func TestCompareIgnoresOnlyKyvernosBookkeepingLabels(t *testing.T) {
 	if len(got) != 2 || got["team"] != "platform" || got["generate.kyverno.io"] == "" {
 		t.Errorf("labels %v, want team and generate.kyverno.io kept", got)
 	}
-	o.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "Helm"})
-	if got := withoutKyvernoBookkeeping(o).GetLabels(); got["app.kubernetes.io/managed-by"] != "Helm" {
-		t.Errorf("managed-by=Helm dropped: %v", got)
+	// A managed-by copied from the VirtualIngress is overwritten with kyverno by both engines on a cluster, so it is
+	// bookkeeping whatever its value here.
+	o.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "Helm", "team": "platform"})
+	if got := withoutKyvernoBookkeeping(o).GetLabels(); len(got) != 1 || got["team"] != "platform" {
+		t.Errorf("labels %v, want only team", got)
 	}
 }
 

@@ -155,7 +155,7 @@ The chart values the CEL rules read, as a CEL map literal (JSON is valid CEL for
 {{- end }}
 
 {{/*
-matchConstraints of a CEL policy: one resource rule plus the namespace restrictions from values.
+matchConstraints of a CEL policy: one resource rule plus, when "root" is given, the namespace restrictions from values.
 Call with (dict "group" "" "version" "v1" "resource" "services" "operations" (list ...) "root" $).
 */}}
 {{- define "virtual-ingress.celMatch" -}}
@@ -164,9 +164,11 @@ resourceRules:
   apiVersions: [{{ .version }}]
   resources: [{{ .resource }}]
   operations: {{ toJson .operations }}
-{{- with include "virtual-ingress.namespaceSelector" .root | fromYaml }}
+{{- with .root }}
+{{- with include "virtual-ingress.namespaceSelector" . | fromYaml }}
 namespaceSelector:
   {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}
 {{- end }}
 
