@@ -127,3 +127,26 @@ func freeAddrs(n int) ([]string, error) {
 	}
 	return addrs, nil
 }
+
+// meter is what a phase reads from the operator.
+type meter interface {
+	metrics() (map[string]float64, error)
+	peakRSSMiB() float64
+}
+
+// lazyOperator is the operator process once it exists: the first phase reads the counters before starting it.
+type lazyOperator struct{ p **operatorProcess }
+
+func (l *lazyOperator) metrics() (map[string]float64, error) {
+	if *l.p == nil {
+		return map[string]float64{}, nil
+	}
+	return (*l.p).metrics()
+}
+
+func (l *lazyOperator) peakRSSMiB() float64 {
+	if *l.p == nil {
+		return 0
+	}
+	return (*l.p).peakRSSMiB()
+}

@@ -34,10 +34,18 @@ type results struct {
 	PeakRSSMiB          float64 `json:"peakRSSMiB"`
 }
 
-// measure waits for every VirtualService to match want, counting from start.
-func measure(ctx context.Context, w *watcher, op *operatorProcess, want routeState, start time.Time) (phase, error) {
+// measure runs action (which starts the phase) and waits for every VirtualService to match want, counting from
+// start, or from the action when start is zero. The counters are read before the action, so nothing it causes is
+// missed.
+func measure(ctx context.Context, w *watcher, op meter, want routeState, start time.Time, action func() error) (phase, error) {
 	done, writesBefore := w.expect(want)
 	before := metricsOrZero(op)
+	if start.IsZero() {
+		start = time.Now()
+	}
+	if err := action(); err != nil {
+		return phase{}, err
+	}
 	tick := time.NewTicker(10 * time.Second)
 	defer tick.Stop()
 	for waiting := true; waiting; {
@@ -71,7 +79,7 @@ func measure(ctx context.Context, w *watcher, op *operatorProcess, want routeSta
 }
 
 // metricsOrZero tolerates an operator that is not serving metrics yet (phase 1 starts with the process).
-func metricsOrZero(op *operatorProcess) map[string]float64 {
+func metricsOrZero(op meter) map[string]float64 {
 	m, err := op.metrics()
 	if err != nil {
 		return map[string]float64{}
