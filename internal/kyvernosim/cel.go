@@ -120,3 +120,19 @@ func namespaceVariables(namespaces []*unstructured.Unstructured) (*variables.Var
 	}
 	return variables.New(io.Discard, nil, "", "", &values)
 }
+
+// ApplyCELMutateExisting runs the mutate-existing MutatingPolicies of p on one admission request for trigger, over
+// the given target candidates, through the CLI's policy processor: the policy's targetMatchConstraints expression
+// lists the targets in c (c must hold them), its targetMatchConditions pick among them. Each passing rule of the
+// responses carries its patched target (RuleResponse.PatchedTarget).
+func ApplyCELMutateExisting(p CELPolicies, c Cluster, namespaces []*unstructured.Unstructured, trigger *unstructured.Unstructured, targets []*unstructured.Unstructured, operation kyvernov1.AdmissionOperation) ([]engineapi.EngineResponse, error) {
+	vars, err := namespaceVariables(namespaces)
+	if err != nil {
+		return nil, err
+	}
+	r := kyvernotest.ProcessResources([]*unstructured.Unstructured{trigger.DeepCopy()})[0]
+	return celProcessor(c, vars, *r, operation, true, func(pp *processor.PolicyProcessor) {
+		pp.MutatingPolicies = p.Mutating
+		pp.TargetResources = targets
+	}).ApplyPoliciesOnResource()
+}
