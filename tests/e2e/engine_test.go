@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // install is `helm install` of the chart with policy.engine=engine; it waits until Kyverno reports every policy ready.

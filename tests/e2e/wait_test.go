@@ -27,7 +27,6 @@ const convergeTimeout = 60 * time.Second
 // policySelector selects the chart's Kyverno policies.
 const policySelector = "app.kubernetes.io/part-of=virtual-ingress"
 
-
 // eventually polls cond until it returns true; on timeout the test fails with the last observation.
 func eventually(t *testing.T, what string, cond func() (bool, string, error)) {
 	t.Helper()
