@@ -2,12 +2,16 @@
 
 package e2e
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
+)
 
 // engines are the chart's policy engines; every scenario runs once per engine. generatingPolicy goes first: the
 // VirtualIngress CRD is then new to Kyverno's controllers, which is where the CEL engine has had trouble (a lost
 // Service event, from a type lookup in a cache loaded before the CRD existed).
-var engines = []string{"generatingPolicy", "clusterPolicy"}
+var engines = []string{virtualingress.EngineGeneratingPolicy, virtualingress.EngineClusterPolicy}
 
 // TestVirtualIngress runs the scenarios in a fixed order, once per policy engine, each engine on a fresh install of
 // the chart. The scenarios that reconfigure the Helm release (upgrades, uninstall) come last because they change what

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 // install is `helm install` of the chart with policy.engine=engine; it waits until Kyverno reports every policy ready.
@@ -47,7 +49,7 @@ func withEngine(values map[string]any) map[string]any {
 // chartPolicies lists the chart's Kyverno policies of every kind as resource/name.
 func chartPolicies(t *testing.T) []string {
 	t.Helper()
-	names, err := env.cluster.Policies(context.Background(), policySelector)
+	names, err := env.cluster.Policies(context.Background(), virtualingress.PolicySelector)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func chartPolicies(t *testing.T) []string {
 // waitEnginePolicies waits until the chart's policies are exactly those of the engine: the other engine's are gone.
 func waitEnginePolicies(t *testing.T, engine string) {
 	t.Helper()
-	want := map[string]bool{"clusterPolicy": true}
+	want := map[string]bool{virtualingress.EngineClusterPolicy: true}
 	eventually(t, "only "+engine+" policies present", func() (bool, string, error) {
 		names := chartPolicies(t)
 		for _, n := range names {

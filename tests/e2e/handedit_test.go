@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 // testIngressDeletedByHand deletes a generated Ingress. The clusterPolicy engine synchronizes its downstreams and
@@ -20,7 +22,7 @@ func testIngressDeletedByHand(t *testing.T) {
 	if err := env.kube.NetworkingV1().Ingresses(ns).Delete(context.Background(), ing.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if env.engine != "clusterPolicy" {
+	if env.engine != virtualingress.EngineClusterPolicy {
 		patch := []byte(`{"metadata":{"annotations":{"e2e/changed":"after the Ingress was deleted"}}}`)
 		if _, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Patch(context.Background(), "coder", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)

@@ -215,7 +215,7 @@ func upgrade(t *testing.T, values map[string]any) {
 	if err := env.helm.Upgrade(ctx, values); err != nil {
 		t.Fatalf("helm upgrade %v: %v", values, err)
 	}
-	if err := env.cluster.WaitPoliciesReady(ctx, policySelector); err != nil {
+	if err := env.cluster.WaitPoliciesReady(ctx, virtualingress.PolicySelector); err != nil {
 		t.Fatal(err)
 	}
 }

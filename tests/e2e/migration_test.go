@@ -20,28 +20,28 @@ const ruleNameLabel = "generate.kyverno.io/rule-name"
 // taken over by the new engine, and keep following its Services afterwards.
 func testEngineMigration(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
-	install(t, "clusterPolicy")
+	install(t, virtualingress.EngineClusterPolicy)
 	ns := newNamespace(t, "e2e-migrate")
 	service, _ := resolvedCoder(t, ns)
 	createService(t, ns, "grafana-mirror", map[string]string{"app": "grafana"})
 	createVirtualIngress(t, virtualIngress(ns, "grafana", virtualingress.CoderSpec(map[string]string{"app": "grafana"})))
 	waitIngressServices(t, ns, "grafana-generated", "grafana-mirror")
-	waitManagedBy(t, ns, "coder-generated", "clusterPolicy")
+	waitManagedBy(t, ns, "coder-generated", virtualingress.EngineClusterPolicy)
 
 	// A generate ClusterPolicy that deletes its Ingresses when removed must not be switched away from: the chart
 	// refuses, before changing anything.
 	upgrade(t, map[string]any{"policy": map[string]any{"orphanIngressesOnUninstall": false}})
 	refused := generatedIngressUIDs(t)
-	err := env.helm.Upgrade(context.Background(), map[string]any{"policy": map[string]any{"engine": "generatingPolicy", "orphanIngressesOnUninstall": false}})
+	err := env.helm.Upgrade(context.Background(), map[string]any{"policy": map[string]any{"engine": virtualingress.EngineGeneratingPolicy, "orphanIngressesOnUninstall": false}})
 	if err == nil || !strings.Contains(err.Error(), "orphanIngressesOnUninstall=true") {
 		t.Fatalf("switching engines with orphanIngressesOnUninstall=false: got %v, want the chart's refusal", err)
 	}
-	waitEnginePolicies(t, "clusterPolicy")
+	waitEnginePolicies(t, virtualingress.EngineClusterPolicy)
 	assertIngressesKept(t, "a refused switch", refused)
 	// What the refusal asks for: orphaning first, with the current engine.
 	upgrade(t, nil)
 
-	for _, to := range []string{"generatingPolicy", "clusterPolicy"} {
+	for _, to := range []string{virtualingress.EngineGeneratingPolicy, virtualingress.EngineClusterPolicy} {
 		before := generatedIngressUIDs(t)
 		env.engine = to
 		upgrade(t, nil)
@@ -75,6 +75,6 @@ func waitManagedBy(t *testing.T, ns, name, engine string) {
 			return false, "", err
 		}
 		_, byClusterPolicy := ing.Labels[ruleNameLabel]
-		return byClusterPolicy == (engine == "clusterPolicy"), fmt.Sprint(ing.Labels), nil
+		return byClusterPolicy == (engine == virtualingress.EngineClusterPolicy), fmt.Sprint(ing.Labels), nil
 	})
 }

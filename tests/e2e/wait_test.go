@@ -24,9 +24,6 @@ import (
 // `make bench`); the margin absorbs a loaded 2-core CI machine.
 const convergeTimeout = 60 * time.Second
 
-// policySelector selects the chart's Kyverno policies.
-const policySelector = "app.kubernetes.io/part-of=virtual-ingress"
-
 // eventually polls cond until it returns true; on timeout the test fails with the last observation.
 func eventually(t *testing.T, what string, cond func() (bool, string, error)) {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 const root = "../.."
@@ -35,14 +36,14 @@ func engines(t *testing.T) map[string]serviceEvents {
 	clusterPolicies := loadPolicies(t, "policies/virtual-ingress/clusterpolicy/virtual-ingress-service-events.yaml").Policies
 	cel := loadPolicies(t, "policies/virtual-ingress/generatingpolicy/virtual-ingress-service-events.yaml")
 	return map[string]serviceEvents{
-		"clusterPolicy": func(t *testing.T, c kyvernosim.Cluster, _ []*unstructured.Unstructured, svc *unstructured.Unstructured, op kyvernov1.AdmissionOperation) []engineapi.EngineResponse {
+		virtualingress.EngineClusterPolicy: func(t *testing.T, c kyvernosim.Cluster, _ []*unstructured.Unstructured, svc *unstructured.Unstructured, op kyvernov1.AdmissionOperation) []engineapi.EngineResponse {
 			responses, _, err := kyvernosim.Apply(clusterPolicies, c, svc, op)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return responses
 		},
-		"generatingPolicy": func(t *testing.T, c kyvernosim.Cluster, objects []*unstructured.Unstructured, svc *unstructured.Unstructured, op kyvernov1.AdmissionOperation) []engineapi.EngineResponse {
+		virtualingress.EngineGeneratingPolicy: func(t *testing.T, c kyvernosim.Cluster, objects []*unstructured.Unstructured, svc *unstructured.Unstructured, op kyvernov1.AdmissionOperation) []engineapi.EngineResponse {
 			var targets []*unstructured.Unstructured
 			for _, o := range objects {
 				if o.GetKind() == "VirtualIngress" {
@@ -77,7 +78,7 @@ func TestServiceEventsTouchOnlyConcernedVirtualIngresses(t *testing.T) {
 	crd := loadCRD(t)
 	for engine, apply := range engines(t) {
 		for _, tc := range cases {
-			if engine == "generatingPolicy" && tc.operation == kyvernov1.Delete {
+			if engine == virtualingress.EngineGeneratingPolicy && tc.operation == kyvernov1.Delete {
 				// Kyverno's CLI also applies a mutate-existing MutatingPolicy's patch to the trigger itself (the webhook
 				// does not), and on a DELETE, whose object is empty, its JSON patcher panics. The CEL engine's Service
 				// deletion is proven on a cluster instead: e2e scenario 02 (Stale after the delete).

@@ -12,21 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
-
-// The chart's policy engines (value policy.engine), in the order `make bench` runs them.
-const (
-	engineClusterPolicy    = "clusterPolicy"
-	engineGeneratingPolicy = "generatingPolicy"
-)
-
-var knownEngines = []string{engineClusterPolicy, engineGeneratingPolicy}
 
 // setupTimeout bounds the waits around the measurements (policies ready, clean-up), which --timeout does not.
 const setupTimeout = 5 * time.Minute
-
-// chartSelector selects every policy the chart renders, whatever the engine.
-const chartSelector = "app.kubernetes.io/part-of=virtual-ingress"
 
 // parseEngines splits the --engines flag, rejecting unknown and repeated names.
 func parseEngines(s string) ([]string, error) {
@@ -36,8 +26,8 @@ func parseEngines(s string) ([]string, error) {
 		if e == "" {
 			continue
 		}
-		if !slices.Contains(knownEngines, e) {
-			return nil, fmt.Errorf("unknown engine %q (want %s)", e, strings.Join(knownEngines, ", "))
+		if !slices.Contains(virtualingress.Engines, e) {
+			return nil, fmt.Errorf("unknown engine %q (want %s)", e, strings.Join(virtualingress.Engines, ", "))
 		}
 		if slices.Contains(engines, e) {
 			return nil, fmt.Errorf("engine %q given twice", e)
@@ -56,7 +46,7 @@ func parseEngines(s string) ([]string, error) {
 // the next engine's peak memory and caches start from zero.
 func (b *bench) cleanUp(ctx context.Context) error {
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, setupTimeout, true, func(ctx context.Context) (bool, error) {
-		names, err := b.cluster.Policies(ctx, chartSelector)
+		names, err := b.cluster.Policies(ctx, virtualingress.PolicySelector)
 		return len(names) == 0, err
 	})
 	if err != nil {

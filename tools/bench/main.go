@@ -25,6 +25,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/helmrelease"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 type options struct {
@@ -53,7 +54,7 @@ func main() {
 	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
 	flag.IntVar(&o.burst, "burst", 100, "Services recreated at once in the scale run's second phase")
-	flag.StringVar(&o.engines, "engines", strings.Join(knownEngines, ","), "policy engines (chart value policy.engine) to measure, one after the other on the same cluster")
+	flag.StringVar(&o.engines, "engines", strings.Join(virtualingress.Engines, ","), "policy engines (chart value policy.engine) to measure, one after the other on the same cluster")
 	flag.StringVar(&o.out, "out", "_output/bench/results.json", "where to write the results as JSON")
 	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench in the repository)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long one measurement may wait for convergence")
@@ -173,7 +174,7 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	}
 	readyCtx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	if err := b.cluster.WaitPoliciesReady(readyCtx, chartSelector); err != nil {
+	if err := b.cluster.WaitPoliciesReady(readyCtx, virtualingress.PolicySelector); err != nil {
 		return r, err
 	}
 	r.PoliciesReadySeconds = time.Since(start).Seconds()

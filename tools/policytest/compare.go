@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/junit"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 type compareOptions struct {
@@ -99,7 +100,7 @@ func runCompare(out io.Writer, o compareOptions) error {
 	for _, f := range o.updates {
 		updates[f] = true
 	}
-	engines := []string{engineClusterPolicy, engineGeneratingPolicy}
+	engines := []string{virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy}
 	parts := map[string]chartParts{}
 	clusters := map[string]simCluster{}
 	for _, e := range engines {
@@ -113,7 +114,7 @@ func runCompare(out io.Writer, o compareOptions) error {
 		}
 		parts[e], clusters[e] = p, c
 	}
-	if err := validateVirtualIngresses(parts[engineClusterPolicy], in.vis); err != nil {
+	if err := validateVirtualIngresses(parts[virtualingress.EngineClusterPolicy], in.vis); err != nil {
 		return err
 	}
 	var tally tally
@@ -133,7 +134,7 @@ func runCompare(out io.Writer, o compareOptions) error {
 			y, err := normalisedOutput(adm)
 			outputs[e] = engineOutput{yaml: y, err: err}
 		}
-		tc := compareCase(vi, operation, outputs[engineClusterPolicy], outputs[engineGeneratingPolicy], o.show)
+		tc := compareCase(vi, operation, outputs[virtualingress.EngineClusterPolicy], outputs[virtualingress.EngineGeneratingPolicy], o.show)
 		tally.add(tc)
 		suite.Cases = append(suite.Cases, tc)
 		report(out, tc, tc.Name)
@@ -149,13 +150,13 @@ func compareCase(vi inputObject, operation kyvernov1.AdmissionOperation, cp, cel
 	switch {
 	case cp.err != nil || cel.err != nil:
 		tc.Failure = "an engine failed on it"
-		tc.Details = fmt.Sprintf("%s: %v\n%s: %v\n", engineClusterPolicy, cp.err, engineGeneratingPolicy, cel.err)
+		tc.Details = fmt.Sprintf("%s: %v\n%s: %v\n", virtualingress.EngineClusterPolicy, cp.err, virtualingress.EngineGeneratingPolicy, cel.err)
 	case cp.yaml != cel.yaml:
-		tc.Failure = "the engines differ (- " + engineClusterPolicy + ", + " + engineGeneratingPolicy + ")"
-		tc.Details = unifiedDiff(engineClusterPolicy, engineGeneratingPolicy, cp.yaml, cel.yaml)
+		tc.Failure = "the engines differ (- " + virtualingress.EngineClusterPolicy + ", + " + virtualingress.EngineGeneratingPolicy + ")"
+		tc.Details = unifiedDiff(virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy, cp.yaml, cel.yaml)
 	}
 	if show && cp.err == nil && cel.err == nil {
-		text := "# " + engineClusterPolicy + "\n" + cp.yaml + "# " + engineGeneratingPolicy + "\n" + cel.yaml
+		text := "# " + virtualingress.EngineClusterPolicy + "\n" + cp.yaml + "# " + virtualingress.EngineGeneratingPolicy + "\n" + cel.yaml
 		if tc.Failed() {
 			tc.Details += "\n" + text
 		} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/crdschema"
 	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
 	"github.com/virtual-ingress/virtual-ingress/internal/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 type previewOptions struct {
@@ -114,10 +115,10 @@ func renderEngine(chart string, values []string, engine string) (chartParts, err
 	var extra map[string]any
 	switch engine {
 	case engineAuto, "":
-	case engineClusterPolicy, engineGeneratingPolicy:
+	case virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy:
 		extra = map[string]any{"policy": map[string]any{"engine": engine}}
 	default:
-		return chartParts{}, fmt.Errorf("unknown engine %q: want %s, %s or %s", engine, engineClusterPolicy, engineGeneratingPolicy, engineAuto)
+		return chartParts{}, fmt.Errorf("unknown engine %q: want %s, %s or %s", engine, virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy, engineAuto)
 	}
 	docs, err := render.Render(chart, values, extra)
 	if err != nil {

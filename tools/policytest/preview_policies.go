@@ -16,6 +16,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
 	"github.com/virtual-ingress/virtual-ingress/internal/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 // chartParts is what preview needs from a render: the policies of one engine that act on VirtualIngresses (the
@@ -30,15 +31,10 @@ type chartParts struct {
 // engine names the policy engine the render holds, as the chart's policy.engine value does.
 func (p chartParts) engine() string {
 	if len(p.policies) > 0 {
-		return engineClusterPolicy
+		return virtualingress.EngineClusterPolicy
 	}
-	return engineGeneratingPolicy
+	return virtualingress.EngineGeneratingPolicy
 }
-
-const (
-	engineClusterPolicy    = "clusterPolicy"
-	engineGeneratingPolicy = "generatingPolicy"
-)
 
 func splitChart(docs []render.Document) (chartParts, error) {
 	var parts chartParts

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
 )
 
 // The preview tests run the real chart: preview exists to show what its policies do.
@@ -163,7 +165,7 @@ func TestPreviewWithoutServicesLeavesEveryBackendUnresolved(t *testing.T) {
 
 func TestPreviewEngineOptionPicksThePolicyKindsAndBothShowTheSameObjects(t *testing.T) {
 	outputs := map[string]string{}
-	for _, engine := range []string{engineClusterPolicy, engineGeneratingPolicy} {
+	for _, engine := range []string{virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy} {
 		var out bytes.Buffer
 		err := runPreview(&out, previewOptions{
 			virtualIngresses: []string{"testdata/preview/virtualingresses.yaml"},
@@ -184,11 +186,11 @@ func TestPreviewEngineOptionPicksThePolicyKindsAndBothShowTheSameObjects(t *test
 		}
 		outputs[engine] = strings.Join(docs, "---\n")
 	}
-	if outputs[engineClusterPolicy] != outputs[engineGeneratingPolicy] {
-		t.Errorf("engines differ:\n%s", unifiedDiff(engineClusterPolicy, engineGeneratingPolicy, outputs[engineClusterPolicy], outputs[engineGeneratingPolicy]))
+	if outputs[virtualingress.EngineClusterPolicy] != outputs[virtualingress.EngineGeneratingPolicy] {
+		t.Errorf("engines differ:\n%s", unifiedDiff(virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy, outputs[virtualingress.EngineClusterPolicy], outputs[virtualingress.EngineGeneratingPolicy]))
 	}
-	if !strings.Contains(outputs[engineGeneratingPolicy], "name: shop-generated") {
-		t.Errorf("the CEL engine generated no Ingress:\n%s", outputs[engineGeneratingPolicy])
+	if !strings.Contains(outputs[virtualingress.EngineGeneratingPolicy], "name: shop-generated") {
+		t.Errorf("the CEL engine generated no Ingress:\n%s", outputs[virtualingress.EngineGeneratingPolicy])
 	}
 }
 
