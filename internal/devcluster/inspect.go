@@ -50,17 +50,27 @@ func (c *Cluster) Policies(ctx context.Context, selector string) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	all, _, err := listPolicies(ctx, dyn, selector)
+	return all, err
+}
+
+// listPolicies lists the policies of every kind in policyKinds matching selector, as resource/name, and those of
+// them Kyverno does not report ready.
+func listPolicies(ctx context.Context, dyn dynamic.Interface, selector string) (all, notReady []string, err error) {
 	for _, kind := range policyKinds {
 		list, err := dyn.Resource(kind.resource).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, p := range list.Items {
-			names = append(names, kind.resource.Resource+"/"+p.GetName())
+		for i := range list.Items {
+			name := kind.resource.Resource + "/" + list.Items[i].GetName()
+			all = append(all, name)
+			if !kind.ready(&list.Items[i]) {
+				notReady = append(notReady, name)
+			}
 		}
 	}
-	return names, nil
+	return all, notReady, nil
 }
 
 // WaitPoliciesReady waits until at least one Kyverno policy (ClusterPolicy, MutatingPolicy or GeneratingPolicy)
@@ -72,19 +82,9 @@ func (c *Cluster) WaitPoliciesReady(ctx context.Context, selector string) error 
 	}
 	var last string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, c.opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		var all, notReady []string
-		for _, kind := range policyKinds {
-			list, err := dyn.Resource(kind.resource).List(ctx, metav1.ListOptions{LabelSelector: selector})
-			if err != nil {
-				return false, err
-			}
-			for i := range list.Items {
-				name := kind.resource.Resource + "/" + list.Items[i].GetName()
-				all = append(all, name)
-				if !kind.ready(&list.Items[i]) {
-					notReady = append(notReady, name)
-				}
-			}
+		all, notReady, err := listPolicies(ctx, dyn, selector)
+		if err != nil {
+			return false, err
 		}
 		last = fmt.Sprintf("%d policies, not ready: %s", len(all), strings.Join(notReady, ", "))
 		return len(all) > 0 && len(notReady) == 0, nil
