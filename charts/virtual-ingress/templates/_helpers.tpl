@@ -81,7 +81,8 @@ Name of the Ingress generated for a VirtualIngress, as a Kyverno expression over
 
 {{/*
 Values the rule bodies in files/rules read, handed to Kyverno as a context variable (vi_config). Only mutate rules
-take it: a generate rule's context may not change on policy update.
+take it: a generate rule's context may not change on policy update. The CEL policies read the same JSON as a CEL map
+literal (variables.config): JSON is valid CEL for a map of strings.
 */}}
 {{- define "virtual-ingress.config" -}}
 {{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches | toJson }}
@@ -148,13 +149,6 @@ on the kubernetes.io/metadata.name label the API server sets on every Namespace.
 {{- end }}
 
 {{/*
-The chart values the CEL rules read, as a CEL map literal (JSON is valid CEL for strings and lists of strings).
-*/}}
-{{- define "virtual-ingress.celConfig" -}}
-{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches | toJson }}
-{{- end }}
-
-{{/*
 matchConstraints of a CEL policy: one resource rule plus, when "root" is given, the namespace restrictions from values.
 Call with (dict "group" "" "version" "v1" "resource" "services" "operations" (list ...) "root" $).
 */}}
@@ -179,7 +173,7 @@ variables because CEL rejects a map literal whose values differ in type.
 */}}
 {{- define "virtual-ingress.celSpec" -}}
 {{- $spec := .root.Files.Get (printf "files/cel/%s" .file) | fromYaml }}
-{{- $values := list (dict "name" "config" "expression" (include "virtual-ingress.celConfig" .root)) }}
+{{- $values := list (dict "name" "config" "expression" (include "virtual-ingress.config" .root)) }}
 {{- range $name, $value := .lists | default dict }}
 {{- $values = append $values (dict "name" $name "expression" (toJson ($value | default list))) }}
 {{- end }}
