@@ -18,6 +18,7 @@ modver = $(shell awk '$$1 == "require" { $$1 = $$2; $$2 = $$3 } $$1 == "$(1)" { 
 HELM_VERSION := $(call modver,helm.sh/helm/v3,go.mod)
 KYVERNO_VERSION := $(call modver,github.com/kyverno/kyverno,go.mod)
 GOLANGCI_LINT_VERSION := $(call modver,github.com/golangci/golangci-lint/v2,tools/golangci-lint/go.mod)
+HELM_DOCS_VERSION := $(call modver,github.com/norwoodj/helm-docs,tools/helm-docs/go.mod)
 GO_VERSION := $(shell $(GO) env GOVERSION)
 
 # Kubernetes version the charts target. As in helm's own Makefile it follows the k8s.io/client-go version the
@@ -41,11 +42,18 @@ HELM_LDFLAGS := \
 HELM_STAMP := $(STAMPS)/helm-$(HELM_VERSION)-kube$(KUBE_MAJOR).$(KUBE_MINOR)
 KYVERNO_STAMP := $(STAMPS)/kyverno-$(KYVERNO_VERSION)
 GOLANGCI_LINT_STAMP := $(STAMPS)/golangci-lint-$(GOLANGCI_LINT_VERSION)-$(GO_VERSION)
+# Not "helm-docs-...": the stamp rule drops every stamp sharing the name's first word, which would be helm's.
+HELM_DOCS_STAMP := $(STAMPS)/helmdocs-$(HELM_DOCS_VERSION)
 
 # bin/policytest is project code: rebuilt when its sources or the module files change.
 POLICYTEST_SRCS := $(shell find tools/policytest internal -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
 CHARTS := $(patsubst %/Chart.yaml,%,$(wildcard charts/*/Chart.yaml))
+
+# helm-docs writes each charts/<chart>/README.md from its README.md.gotmpl and the `# --` comments of its values.yaml.
+# The values table keeps values.yaml's order, so related values stay together. helm-docs exits 0 when it skips a
+# chart, so only warnings are logged and the docs targets fail on any log line.
+HELM_DOCS_FLAGS := --chart-search-root charts --template-files README.md.gotmpl --sort-values-order file --log-level warning
 
 PREVIEW_VIRTUALINGRESSES ?= fixtures/examples/virtualingresses.yaml
 PREVIEW_SERVICES ?= fixtures/examples/services.yaml
@@ -65,7 +73,7 @@ help: ## List the targets
 		/^##@/ { printf "\n%s\n", substr($$0, 5); next } \
 		/^[a-zA-Z0-9_.\/-]+:.*## / { printf "  %-22s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 	@echo
-	@echo "Versions: helm $(HELM_VERSION), kyverno $(KYVERNO_VERSION), golangci-lint $(GOLANGCI_LINT_VERSION), kube $(KUBE_VERSION), $(GO_VERSION)"
+	@echo "Versions: helm $(HELM_VERSION), kyverno $(KYVERNO_VERSION), golangci-lint $(GOLANGCI_LINT_VERSION), helm-docs $(HELM_DOCS_VERSION), kube $(KUBE_VERSION), $(GO_VERSION)"
 
 ##@ Test
 
@@ -74,7 +82,7 @@ test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test, pa
 	@echo "make test: all of $(TEST_TARGETS) passed"
 
 .PHONY: lint
-lint: vet golangci-lint helm-lint kyverno-test ## Static checks: go vet, golangci-lint, helm lint, kyverno test
+lint: vet golangci-lint helm-lint kyverno-test docs-check ## Static checks: go vet, golangci-lint, helm lint, kyverno test, chart READMEs
 
 .PHONY: vet
 vet: ## go vet ./...
@@ -102,6 +110,26 @@ helm-lint: bin/helm ## helm lint --strict every chart, alone and with each ci/*-
 .PHONY: kyverno-test
 kyverno-test: bin/kyverno ## kyverno test policies/ (fails on a failing or missing test)
 	bin/kyverno test policies/ --require-tests --remove-color
+
+# Compares helm-docs' output on stdout with the committed README, so the check does not depend on git state. A table row
+# ending in an empty cell is a value without a `# --` description.
+.PHONY: docs-check
+docs-check: bin/helm-docs ## Fail if a chart README.md is not what `make docs` generates, or a value has no description
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; status=0; \
+	for chart in $(CHARTS); do \
+		echo "+ helm-docs --dry-run --chart-to-generate $$chart | diff $$chart/README.md -"; \
+		if ! bin/helm-docs $(HELM_DOCS_FLAGS) --dry-run --chart-to-generate "$$chart" >"$$tmp/README.md" 2>"$$tmp/log" \
+			|| [ -s "$$tmp/log" ]; then \
+			cat "$$tmp/log" >&2; echo "docs-check: helm-docs failed for $$chart" >&2; status=1; continue; \
+		fi; \
+		if ! diff -u "$$chart/README.md" "$$tmp/README.md"; then \
+			echo "docs-check: $$chart/README.md is out of date: run 'make docs' and commit the result" >&2; status=1; \
+		fi; \
+		if grep -E '^\| .* \|  \|$$' "$$tmp/README.md" >&2; then \
+			echo "docs-check: the values above have no '# --' description in $$chart/values.yaml" >&2; status=1; \
+		fi; \
+	done; \
+	exit $$status
 
 .PHONY: unit
 unit: ## go test ./...
@@ -162,6 +190,13 @@ bench: ## Latency (create, Service recreate) and 1,000-VirtualIngress scale benc
 preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)
 	bin/policytest preview -f $(PREVIEW_VIRTUALINGRESSES) -s $(PREVIEW_SERVICES)
 
+.PHONY: docs
+docs: bin/helm-docs ## Regenerate every chart's README.md from its README.md.gotmpl and values.yaml (helm-docs)
+	@echo "+ bin/helm-docs $(HELM_DOCS_FLAGS)"
+	@if ! log=$$(bin/helm-docs $(HELM_DOCS_FLAGS) 2>&1) || [ -n "$$log" ]; then \
+		echo "$$log" >&2; echo "docs: helm-docs failed; a README may not have been written" >&2; exit 1; \
+	fi
+
 .PHONY: build
 build: bin/helm ## helm package every chart into dist/
 	@mkdir -p $(DIST)
@@ -181,7 +216,7 @@ images: ## virtualservice-operator OCI image for linux/amd64 + linux/arm64 (no D
 ##@ Tools
 
 .PHONY: tools
-tools: bin/helm bin/kyverno bin/golangci-lint bin/policytest ## Build every tool into bin/
+tools: bin/helm bin/kyverno bin/golangci-lint bin/helm-docs bin/policytest ## Build every tool into bin/
 
 bin/helm: $(HELM_STAMP) ## helm CLI (helm.sh/helm/v3 from go.mod, default kube version baked in)
 	$(GO) build -ldflags '$(HELM_LDFLAGS)' -o $@ helm.sh/helm/v3/cmd/helm
@@ -191,6 +226,11 @@ bin/kyverno: $(KYVERNO_STAMP) ## kyverno CLI (tool directive in go.mod)
 
 bin/golangci-lint: $(GOLANGCI_LINT_STAMP) ## golangci-lint (tool directive in tools/golangci-lint/go.mod)
 	cd tools/golangci-lint && $(GO) build -o ../../$@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+# The version is stamped as helm-docs' release builds do: it names the helm-docs release in each README's footer.
+bin/helm-docs: $(HELM_DOCS_STAMP) ## helm-docs, chart READMEs from values.yaml (tool directive in tools/helm-docs/go.mod)
+	cd tools/helm-docs && $(GO) build -ldflags '-X main.version=$(patsubst v%,%,$(HELM_DOCS_VERSION))' -o ../../$@ \
+		github.com/norwoodj/helm-docs/cmd/helm-docs
 
 bin/policytest: $(POLICYTEST_SRCS) ## The project's chart/policy checker (./tools/policytest)
 	$(GO) build -o $@ ./tools/policytest
