@@ -58,12 +58,19 @@ HELM_DOCS_FLAGS := --chart-search-root charts --template-files README.md.gotmpl 
 PREVIEW_VIRTUALINGRESSES ?= fixtures/examples/virtualingresses.yaml
 PREVIEW_SERVICES ?= fixtures/examples/services.yaml
 
-# Everything CI runs (`.ci/run` calls `make test`).
-TEST_TARGETS := lint unit golden policy-test parity devcluster-test e2e operator-test
+# Everything CI runs (`.ci/run` calls `make test`). Lint runs through moon, as a contributor runs it, so that the
+# documented `moon run lint` is proven from the clean state CI starts in (moon's task calls `make lint`).
+TEST_TARGETS := moon-lint unit golden policy-test parity devcluster-test e2e
 
-# The end-to-end suite and the benchmark start a control plane with Kyverno as local processes (internal/devcluster);
+# Go packages `make unit` tests; a product's moon project narrows it to its own packages.
+PKGS ?= ./...
+
+# The end-to-end suites and the benchmarks start a control plane as local processes (internal/testkit/devcluster);
 # its binaries are built once into bin/devcluster/, keyed by version.
 E2E_TIMEOUT ?= 45m
+
+# What a shipped binary (cmd/...) must never link: the test kit, the tools, Kyverno and Helm.
+FORBIDDEN_DEPS := ^github.com/virtual-ingress/virtual-ingress/(internal/testkit|tools|tests)/|^github.com/kyverno/|^helm.sh/helm/
 
 ##@ General
 
@@ -78,18 +85,31 @@ help: ## List the targets
 ##@ Test
 
 .PHONY: test
-test: $(TEST_TARGETS) ## Everything CI runs: lint, unit, golden, policy-test, parity, devcluster-test, e2e, operator-test
+test: $(TEST_TARGETS) ## Everything CI runs: moon run lint, unit, golden, policy-test, parity, devcluster-test, e2e
 	@echo "make test: all of $(TEST_TARGETS) passed"
 
 .PHONY: lint
-lint: vet golangci-lint helm-lint kyverno-test docs-check ## Static checks: go vet, golangci-lint, helm lint, kyverno test, chart READMEs
+lint: vet golangci-lint deps-check helm-lint docs-check ## Static checks: go vet, golangci-lint, shipped deps, helm lint, chart READMEs
+
+.PHONY: moon-lint
+moon-lint: bin/moon ## `moon run lint` (the root project's lint task, which is `make lint`)
+	bin/moon run lint
 
 .PHONY: vet
 vet: ## go vet ./...
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./tests/e2e/
-	$(GO) vet -tags devcluster ./internal/devcluster/
-	$(GO) vet -tags operator ./tests/operator/
+	$(GO) vet -tags e2e ./tests/...
+	$(GO) vet -tags devcluster ./internal/testkit/devcluster/
+
+# One-way imports: a binary that ships is its product's code and libraries, never what only tests or builds it.
+.PHONY: deps-check
+deps-check: ## Fail if a shipped binary (go list -deps ./cmd/...) imports the test kit, tools/, tests/, Kyverno or Helm
+	@for cmd in cmd/*/; do \
+		echo "+ go list -deps ./$$cmd | grep -E '$(FORBIDDEN_DEPS)'"; \
+		if leaks=$$($(GO) list -deps "./$$cmd" | grep -E '$(FORBIDDEN_DEPS)'); then \
+			echo "deps-check: ./$$cmd imports what must not ship:" >&2; echo "$$leaks" >&2; exit 1; \
+		fi; \
+	done
 
 .PHONY: golangci-lint
 golangci-lint: bin/golangci-lint ## golangci-lint run ./... (config: .golangci.yml)
@@ -132,8 +152,8 @@ docs-check: bin/helm-docs ## Fail if a chart README.md is not what `make docs` g
 	exit $$status
 
 .PHONY: unit
-unit: ## go test ./...
-	$(GO) test ./...
+unit: ## go test $(PKGS) (default ./...)
+	$(GO) test $(PKGS)
 
 .PHONY: golden
 golden: bin/policytest | $(JUNIT_DIR) ## Compare chart renders with tests/golden; fail if policies/ is stale
@@ -159,17 +179,19 @@ parity: bin/policytest | $(JUNIT_DIR) ## Run the fixtures through both policy en
 		bin/policytest compare --values "$$values" --junit "$(JUNIT_DIR)/parity-$$(basename "$$values" -values.yaml).xml"; \
 	done
 
+# Each product's end-to-end suite lives in tests/<product>/e2e behind the e2e build tag.
+E2E_PRODUCTS := $(patsubst tests/%/e2e/,%,$(wildcard tests/*/e2e/))
+
 .PHONY: e2e
-e2e: | $(JUNIT_DIR) ## End-to-end suite on a real kube-apiserver + etcd + controller-manager + Kyverno (local processes)
-	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/e2e/ 2>&1 | tee $(JUNIT_DIR)/e2e.log
+e2e: $(addprefix e2e-,$(E2E_PRODUCTS)) ## Every product's end-to-end suite on real local control planes
+
+.PHONY: $(addprefix e2e-,$(E2E_PRODUCTS))
+$(addprefix e2e-,$(E2E_PRODUCTS)): e2e-%: | $(JUNIT_DIR) ## One product's end-to-end suite: e2e-virtualingress, e2e-virtualservice, ...
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/$*/e2e/ 2>&1 | tee $(JUNIT_DIR)/e2e-$*.log
 
 .PHONY: devcluster-test
 devcluster-test: ## The devcluster's own integration test (garbage collection, Kyverno generate, restarts)
-	$(GO) test -tags devcluster -count=1 -timeout $(E2E_TIMEOUT) ./internal/devcluster/
-
-.PHONY: operator-test
-operator-test: | $(JUNIT_DIR) ## virtualservice-operator integration suite on the devcluster (Istio CRD, helm install of its chart)
-	$(GO) test -tags operator -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/operator/ 2>&1 | tee $(JUNIT_DIR)/operator.log
+	$(GO) test -tags devcluster -count=1 -timeout $(E2E_TIMEOUT) ./internal/testkit/devcluster/
 
 ##@ Use
 
@@ -182,9 +204,9 @@ demo-down: ## Stop and remove the demo cluster
 	$(GO) run ./tools/devcluster down --dir .devcluster/demo
 
 .PHONY: bench
-bench: ## Latency (create, Service recreate) and 1,000-VirtualIngress scale benchmark; writes _output/bench/results.json
-	$(GO) run ./tools/bench --out _output/bench/results.json
-	$(GO) run ./tools/operatorbench --out _output/bench/operator.json
+bench: ## Every product's benchmark (tests/<product>/bench); writes _output/bench/<product>.json
+	$(GO) run ./tests/virtualingress/bench --out _output/bench/virtualingress.json
+	$(GO) run ./tests/virtualservice/bench --out _output/bench/virtualservice.json
 
 .PHONY: preview
 preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)
@@ -198,7 +220,7 @@ docs: bin/helm-docs ## Regenerate every chart's README.md from its README.md.got
 	fi
 
 .PHONY: build
-build: bin/helm ## helm package every chart into dist/
+build: bin/helm ## helm package every chart (CHARTS) into dist/
 	@mkdir -p $(DIST)
 	@for chart in $(CHARTS); do \
 		echo "+ helm package $$chart -d $(DIST)"; \
@@ -216,7 +238,17 @@ images: ## virtualservice-operator OCI image for linux/amd64 + linux/arm64 (no D
 ##@ Tools
 
 .PHONY: tools
-tools: bin/helm bin/kyverno bin/golangci-lint bin/helm-docs bin/policytest ## Build every tool into bin/
+tools: bin/helm bin/kyverno bin/golangci-lint bin/helm-docs bin/policytest bin/moon ## Build every tool into bin/
+
+.PHONY: moon
+moon: bin/moon ## Install moon (@moonrepo/cli, pinned by package-lock.json) from npm; bin/moon links to it
+
+# moon is the one tool that comes from npm: `npm ci` installs exactly what package-lock.json pins. The link is older
+# than a changed lockfile, and dangles when node_modules/ is gone; either way make reinstalls.
+bin/moon: package-lock.json
+	npm ci --no-audit --no-fund
+	@mkdir -p $(@D)
+	ln -sfn ../node_modules/.bin/moon $@
 
 bin/helm: $(HELM_STAMP) ## helm CLI (helm.sh/helm/v3 from go.mod, default kube version baked in)
 	$(GO) build -ldflags '$(HELM_LDFLAGS)' -o $@ helm.sh/helm/v3/cmd/helm

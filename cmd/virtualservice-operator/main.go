@@ -1,6 +1,6 @@
 // Command virtualservice-operator keeps one Istio VirtualService per Service of a production namespace, with a
 // header-matched route to each developer namespace that runs a ready Service of the same name. Configuration comes
-// from a ConfigMap (key config.yaml) that is watched; see internal/vsoconfig and the README.
+// from a ConfigMap (key config.yaml) that is watched; see internal/config and the README.
 package main
 
 import (
@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/vsoperator"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/controller"
 )
 
 type flags struct {
@@ -76,7 +76,7 @@ func run(f flags) error {
 	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 	cfg.UserAgent = "virtualservice-operator"
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Cache:                   vsoperator.ManagerCacheOptions(cm),
+		Cache:                   controller.ManagerCacheOptions(cm),
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
@@ -88,7 +88,7 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := vsoperator.Setup(mgr, vsoperator.Options{
+	if _, err := controller.Setup(mgr, controller.Options{
 		ConfigMap:               cm,
 		IstioAPIVersion:         f.istioAPIVersion,
 		MaxConcurrentReconciles: f.maxConcurrentReconciles,

@@ -23,8 +23,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
 const ns = "tenant-root"
@@ -40,7 +41,7 @@ func run(ctx context.Context) error {
 	// Kyverno answers every ClusterPolicy write with two expected warnings (kyverno.io/v1 is deprecated; status is
 	// patched without a status subresource, which this CRD does not have); see the README.
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
-	root, err := devcluster.FindRepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return err
 	}

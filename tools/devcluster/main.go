@@ -6,7 +6,7 @@
 //	go run ./tools/devcluster down [--dir D]                  stop everything, remove D
 //	go run ./tools/devcluster build [--with-kyverno]          only build the cached binaries
 //
-// D defaults to .devcluster at the repository root. See internal/devcluster for the Go API.
+// D defaults to .devcluster at the repository root. See internal/testkit/devcluster for the Go API.
 package main
 
 import (
@@ -21,7 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
 const usage = `usage: devcluster <command> [flags]
@@ -69,7 +70,7 @@ func run(command string, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	root, err := devcluster.FindRepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/junit"
-	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
 type compareOptions struct {
@@ -100,7 +100,7 @@ func runCompare(out io.Writer, o compareOptions) error {
 	for _, f := range o.updates {
 		updates[f] = true
 	}
-	engines := []string{virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy}
+	engines := []string{policyengine.ClusterPolicy, policyengine.GeneratingPolicy}
 	parts := map[string]chartParts{}
 	clusters := map[string]simCluster{}
 	for _, e := range engines {
@@ -114,7 +114,7 @@ func runCompare(out io.Writer, o compareOptions) error {
 		}
 		parts[e], clusters[e] = p, c
 	}
-	if err := validateVirtualIngresses(parts[virtualingress.EngineClusterPolicy], in.vis); err != nil {
+	if err := validateVirtualIngresses(parts[policyengine.ClusterPolicy], in.vis); err != nil {
 		return err
 	}
 	var tally tally
@@ -134,7 +134,7 @@ func runCompare(out io.Writer, o compareOptions) error {
 			y, err := normalisedOutput(adm)
 			outputs[e] = engineOutput{yaml: y, err: err}
 		}
-		tc := compareCase(vi, operation, outputs[virtualingress.EngineClusterPolicy], outputs[virtualingress.EngineGeneratingPolicy], o.show)
+		tc := compareCase(vi, operation, outputs[policyengine.ClusterPolicy], outputs[policyengine.GeneratingPolicy], o.show)
 		tally.add(tc)
 		suite.Cases = append(suite.Cases, tc)
 		report(out, tc, tc.Name)
@@ -150,13 +150,13 @@ func compareCase(vi inputObject, operation kyvernov1.AdmissionOperation, cp, cel
 	switch {
 	case cp.err != nil || cel.err != nil:
 		tc.Failure = "an engine failed on it"
-		tc.Details = fmt.Sprintf("%s: %v\n%s: %v\n", virtualingress.EngineClusterPolicy, cp.err, virtualingress.EngineGeneratingPolicy, cel.err)
+		tc.Details = fmt.Sprintf("%s: %v\n%s: %v\n", policyengine.ClusterPolicy, cp.err, policyengine.GeneratingPolicy, cel.err)
 	case cp.yaml != cel.yaml:
-		tc.Failure = "the engines differ (- " + virtualingress.EngineClusterPolicy + ", + " + virtualingress.EngineGeneratingPolicy + ")"
-		tc.Details = unifiedDiff(virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy, cp.yaml, cel.yaml)
+		tc.Failure = "the engines differ (- " + policyengine.ClusterPolicy + ", + " + policyengine.GeneratingPolicy + ")"
+		tc.Details = unifiedDiff(policyengine.ClusterPolicy, policyengine.GeneratingPolicy, cp.yaml, cel.yaml)
 	}
 	if show && cp.err == nil && cel.err == nil {
-		text := "# " + virtualingress.EngineClusterPolicy + "\n" + cp.yaml + "# " + virtualingress.EngineGeneratingPolicy + "\n" + cel.yaml
+		text := "# " + policyengine.ClusterPolicy + "\n" + cp.yaml + "# " + policyengine.GeneratingPolicy + "\n" + cel.yaml
 		if tc.Failed() {
 			tc.Details += "\n" + text
 		} else {

@@ -10,8 +10,8 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/junit"
-	"github.com/virtual-ingress/virtual-ingress/internal/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 )
 
 type goldenOptions struct {

@@ -13,7 +13,7 @@ import (
 	kyvernotest "github.com/kyverno/kyverno/cmd/cli/kubectl-kyverno/commands/test"
 	"github.com/spf13/cobra"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/junit"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
 )
 
 const kyvernoTestFile = "kyverno-test.yaml"

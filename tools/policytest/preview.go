@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/crdschema"
-	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
-	"github.com/virtual-ingress/virtual-ingress/internal/render"
-	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/crdschema"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kyvernosim"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
 type previewOptions struct {
@@ -115,10 +115,10 @@ func renderEngine(chart string, values []string, engine string) (chartParts, err
 	var extra map[string]any
 	switch engine {
 	case engineAuto, "":
-	case virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy:
+	case policyengine.ClusterPolicy, policyengine.GeneratingPolicy:
 		extra = map[string]any{"policy": map[string]any{"engine": engine}}
 	default:
-		return chartParts{}, fmt.Errorf("unknown engine %q: want %s, %s or %s", engine, virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy, engineAuto)
+		return chartParts{}, fmt.Errorf("unknown engine %q: want %s, %s or %s", engine, policyengine.ClusterPolicy, policyengine.GeneratingPolicy, engineAuto)
 	}
 	docs, err := render.Render(chart, values, extra)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	engineapi "github.com/kyverno/kyverno/pkg/engine/api"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kyvernosim"
 )
 
 // admission is the outcome of creating (or updating) one VirtualIngress.

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kyvernosim"
 )
 
 const defaultNamespace = "default"

@@ -14,9 +14,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/kyvernosim"
-	"github.com/virtual-ingress/virtual-ingress/internal/render"
-	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kyvernosim"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
 // chartParts is what preview needs from a render: the policies of one engine that act on VirtualIngresses (the
@@ -31,9 +31,9 @@ type chartParts struct {
 // engine names the policy engine the render holds, as the chart's policy.engine value does.
 func (p chartParts) engine() string {
 	if len(p.policies) > 0 {
-		return virtualingress.EngineClusterPolicy
+		return policyengine.ClusterPolicy
 	}
-	return virtualingress.EngineGeneratingPolicy
+	return policyengine.GeneratingPolicy
 }
 
 func splitChart(docs []render.Document) (chartParts, error) {

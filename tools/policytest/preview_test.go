@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
 // The preview tests run the real chart: preview exists to show what its policies do.
@@ -165,7 +165,7 @@ func TestPreviewWithoutServicesLeavesEveryBackendUnresolved(t *testing.T) {
 
 func TestPreviewEngineOptionPicksThePolicyKindsAndBothShowTheSameObjects(t *testing.T) {
 	outputs := map[string]string{}
-	for _, engine := range []string{virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy} {
+	for _, engine := range []string{policyengine.ClusterPolicy, policyengine.GeneratingPolicy} {
 		var out bytes.Buffer
 		err := runPreview(&out, previewOptions{
 			virtualIngresses: []string{"testdata/preview/virtualingresses.yaml"},
@@ -186,11 +186,11 @@ func TestPreviewEngineOptionPicksThePolicyKindsAndBothShowTheSameObjects(t *test
 		}
 		outputs[engine] = strings.Join(docs, "---\n")
 	}
-	if outputs[virtualingress.EngineClusterPolicy] != outputs[virtualingress.EngineGeneratingPolicy] {
-		t.Errorf("engines differ:\n%s", unifiedDiff(virtualingress.EngineClusterPolicy, virtualingress.EngineGeneratingPolicy, outputs[virtualingress.EngineClusterPolicy], outputs[virtualingress.EngineGeneratingPolicy]))
+	if outputs[policyengine.ClusterPolicy] != outputs[policyengine.GeneratingPolicy] {
+		t.Errorf("engines differ:\n%s", unifiedDiff(policyengine.ClusterPolicy, policyengine.GeneratingPolicy, outputs[policyengine.ClusterPolicy], outputs[policyengine.GeneratingPolicy]))
 	}
-	if !strings.Contains(outputs[virtualingress.EngineGeneratingPolicy], "name: shop-generated") {
-		t.Errorf("the CEL engine generated no Ingress:\n%s", outputs[virtualingress.EngineGeneratingPolicy])
+	if !strings.Contains(outputs[policyengine.GeneratingPolicy], "name: shop-generated") {
+		t.Errorf("the CEL engine generated no Ingress:\n%s", outputs[policyengine.GeneratingPolicy])
 	}
 }
 

@@ -6,11 +6,11 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 )
 
 // policy.engine=auto follows what the cluster serves: Helm's .Capabilities.APIVersions, which `helm install` fills
-// from discovery and `helm template --api-versions` by hand. internal/render's fixed API versions do not list
+// from discovery and `helm template --api-versions` by hand. internal/testkit/render's fixed API versions do not list
 // policies.kyverno.io/v1/GeneratingPolicy, so the golden default is the ClusterPolicy engine.
 func TestEngineAutoPicksGeneratingPolicyOnlyWhenTheClusterServesIt(t *testing.T) {
 	for _, c := range []struct {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/junit"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
 )
 
 // report prints one result line, and for a failure its reason and details indented below it, so a CI log reads

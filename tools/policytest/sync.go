@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/junit"
-	"github.com/virtual-ingress/virtual-ingress/internal/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 )
 
 // Files starting with this line are owned by sync-policies; files without it are never written or deleted.

@@ -73,13 +73,6 @@ any:
 {{- end }}
 
 {{/*
-Name of the Ingress generated for a VirtualIngress, as a Kyverno expression over the trigger.
-*/}}
-{{- define "virtual-ingress.ingressName" -}}
-{{ "{{" }} request.object.metadata.name {{ "}}" }}{{ .Values.generatedIngress.nameSuffix }}
-{{- end }}
-
-{{/*
 Values the rule bodies in files/rules read, handed to Kyverno as a context variable (vi_config). Only mutate rules
 take it: a generate rule's context may not change on policy update. The CEL policies read the same JSON as a CEL map
 literal (variables.config): JSON is valid CEL for a map of strings.

@@ -1,0 +1,174 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+)
+
+// binarySpec says how to build one component. The binaries come from nested Go modules under
+// tools/devcluster/binaries so that the main module never requires k8s.io/kubernetes; their go.mod/go.sum pin
+// every version, and the version of versionModule names the cached file, so bumping it in go.mod is all it
+// takes to get a rebuild.
+type binarySpec struct {
+	file          string // bin/devcluster/<file>-<version>
+	module        string // directory under tools/devcluster/binaries
+	versionModule string
+	pkg           string
+	ldflags       func(version string) string
+}
+
+var (
+	binEtcd = binarySpec{
+		file: "etcd", module: "kubernetes", versionModule: "go.etcd.io/etcd/server/v3",
+		pkg: "go.etcd.io/etcd/server/v3",
+	}
+	binAPIServer = binarySpec{
+		file: "kube-apiserver", module: "kubernetes", versionModule: "k8s.io/kubernetes",
+		pkg: "k8s.io/kubernetes/cmd/kube-apiserver", ldflags: kubeVersionLDFlags,
+	}
+	binControllerManager = binarySpec{
+		file: "kube-controller-manager", module: "kubernetes", versionModule: "k8s.io/kubernetes",
+		pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", ldflags: kubeVersionLDFlags,
+	}
+	binKyverno = binarySpec{
+		file: "kyverno", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		pkg: "github.com/kyverno/kyverno/cmd/kyverno", ldflags: kyvernoVersionLDFlags,
+	}
+	binKyvernoBackground = binarySpec{
+		file: "kyverno-background-controller", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		pkg: "github.com/kyverno/kyverno/cmd/background-controller", ldflags: kyvernoVersionLDFlags,
+	}
+)
+
+// kubeVersionLDFlags stamps the version the Makefile of kubernetes would. Without it the server reports
+// v0.0.0-master+$Format:%H$, which clients (kubectl, Helm's kubeVersion checks) cannot parse.
+func kubeVersionLDFlags(version string) string {
+	major, minor := "", ""
+	if parts := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3); len(parts) >= 2 {
+		major, minor = parts[0], parts[1]
+	}
+	var b strings.Builder
+	b.WriteString("-s -w")
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		fmt.Fprintf(&b, " -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s", pkg, version, pkg, major, pkg, minor)
+	}
+	return b.String()
+}
+
+func kyvernoVersionLDFlags(version string) string {
+	return "-s -w -X github.com/kyverno/kyverno/pkg/version.BuildVersion=" + version
+}
+
+// binaries builds whatever of specs is not cached yet and returns the path of each, keyed by spec file name.
+func binaries(ctx context.Context, repoRoot, binDir string, progress io.Writer, specs ...binarySpec) (map[string]string, error) {
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return nil, err
+	}
+	// Tests in several packages may start clusters at once; one builds, the others wait and reuse.
+	lock, err := os.OpenFile(filepath.Join(binDir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, err
+	}
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+
+	paths := map[string]string{}
+	for _, s := range specs {
+		modDir := filepath.Join(repoRoot, "tools", "devcluster", "binaries", s.module)
+		version, err := repo.RequiredVersion(filepath.Join(modDir, "go.mod"), s.versionModule)
+		if err != nil {
+			return nil, err
+		}
+		out := filepath.Join(binDir, s.file+"-"+version)
+		paths[s.file] = out
+		if _, err := os.Stat(out); err == nil {
+			continue
+		}
+		if err := build(ctx, modDir, s, version, out, progress); err != nil {
+			return nil, err
+		}
+	}
+	return paths, nil
+}
+
+func build(ctx context.Context, modDir string, s binarySpec, version, out string, progress io.Writer) error {
+	fmt.Fprintf(progress, "devcluster: building %s %s (only once; cached as %s)\n", s.file, version, out)
+	args := []string{"build", "-o", out + ".tmp"}
+	if s.ldflags != nil {
+		args = append(args, "-ldflags", s.ldflags(version))
+	}
+	args = append(args, s.pkg)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = modDir
+	// Static binaries, and no go.work from a parent directory changing which versions get built.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+	cmd.Stdout = progress
+	cmd.Stderr = progress
+
+	start := time.Now()
+	stopTicker := make(chan struct{})
+	go func() {
+		// A cold build of kube-apiserver takes minutes and go build prints nothing meanwhile.
+		t := time.NewTicker(30 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				fmt.Fprintf(progress, "devcluster:   still building %s (%s)\n", s.file, time.Since(start).Round(time.Second))
+			case <-stopTicker:
+				return
+			}
+		}
+	}()
+	err := cmd.Run()
+	close(stopTicker)
+	if err != nil {
+		_ = os.Remove(out + ".tmp")
+		return fmt.Errorf("building %s in %s: %w", s.pkg, modDir, err)
+	}
+	// Renamed into place only when complete, so an interrupted build never looks cached.
+	if err := os.Rename(out+".tmp", out); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "devcluster: built %s in %s\n", s.file, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// Build builds (or finds cached) the binaries Start would use with opts, without starting anything:
+// for warming a CI cache, or to take the minutes of a cold build outside a test's timeout.
+func Build(ctx context.Context, opts Options) error {
+	if opts.RepoRoot == "" {
+		var err error
+		if opts.RepoRoot, err = repo.Root(); err != nil {
+			return err
+		}
+	}
+	if opts.BinDir == "" {
+		opts.BinDir = filepath.Join(opts.RepoRoot, "bin", "devcluster")
+	}
+	if opts.Progress == nil {
+		opts.Progress = os.Stderr
+	}
+	_, err := binaries(ctx, opts.RepoRoot, opts.BinDir, opts.Progress, binarySpecs(opts.WithKyverno)...)
+	return err
+}
+
+func binarySpecs(withKyverno bool) []binarySpec {
+	specs := []binarySpec{binEtcd, binAPIServer, binControllerManager}
+	if withKyverno {
+		specs = append(specs, binKyverno, binKyvernoBackground)
+	}
+	return specs
+}

@@ -1,0 +1,226 @@
+// Command bench measures the virtual-ingress policies on a real control plane with Kyverno (internal/testkit/devcluster):
+// how long a VirtualIngress takes to get its Ingress, how long an Ingress takes to follow a recreated Service, and
+// how 1,000 VirtualIngresses over 1,000 Services converge. It measures each policy engine of the chart
+// (policy.engine) in turn on the same cluster: install, measure, uninstall, delete the engine's namespaces and
+// restart Kyverno's controllers (fresh memory peaks and caches), then the next engine. It prints one table with a
+// column per engine and writes the figures as JSON ({"machine", "engineOrder", "engines": {<engine>: ...}}).
+//
+//	go run ./tests/virtualingress/bench [--engines clusterPolicy,generatingPolicy] [--creates 200] [--recreates 100] [--scale 1000]
+//	    [--burst 100] [--out _output/bench/virtualingress.json] [--dir .devcluster/bench]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
+)
+
+type options struct {
+	creates, recreates, scale, burst int
+	engines, out, dir                string
+	timeout                          time.Duration
+}
+
+// bench holds the clients every measurement uses, and the state of the engine being measured.
+type bench struct {
+	cluster *devcluster.Cluster
+	kube    kubernetes.Interface
+	dyn     dynamic.Interface
+	timeout time.Duration
+
+	// engine is the policy engine under measurement; namespaces are the ones its measurements created.
+	engine     string
+	namespaces []string
+	// skippedBefore is the count of UpdateRequests skipped by threshold when the engine's run started.
+	skippedBefore int
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.creates, "creates", 200, "VirtualIngresses created one after the other for the create latency")
+	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
+	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
+	flag.IntVar(&o.burst, "burst", 100, "Services recreated at once in the scale run's second phase")
+	flag.StringVar(&o.engines, "engines", strings.Join(policyengine.All, ","), "policy engines (chart value policy.engine) to measure, one after the other on the same cluster")
+	flag.StringVar(&o.out, "out", "_output/bench/virtualingress.json", "where to write the results as JSON")
+	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench in the repository)")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long one measurement may wait for convergence")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	engines, err := parseEngines(o.engines)
+	if err != nil {
+		return err
+	}
+	o.burst = min(o.burst, o.scale)
+	// Kyverno answers every ClusterPolicy write with two expected warnings (kyverno.io/v1 is deprecated; status is
+	// patched without a status subresource, which this CRD does not have); see the README.
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	ctx := context.Background()
+	root, err := repo.Root()
+	if err != nil {
+		return err
+	}
+	if o.dir == "" {
+		o.dir = filepath.Join(root, ".devcluster", "bench")
+	}
+	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: o.dir, WithKyverno: true, Timeout: 5 * time.Minute})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cluster.Stop() }()
+
+	cfg := cluster.RESTConfig()
+	// The scale run creates thousands of objects; client-side throttling would measure the client, not Kyverno.
+	cfg.QPS, cfg.Burst = 500, 1000
+	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout}
+	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
+	if err != nil {
+		return err
+	}
+
+	versions, err := repo.ReadVersions(root)
+	if err != nil {
+		return err
+	}
+	res := results{Machine: machine(versions), Order: engines, Engines: map[string]*engineResults{}}
+	for i, engine := range engines {
+		r, err := b.runEngine(ctx, release, engine, o)
+		res.Engines[engine] = r
+		if err != nil {
+			// Without a clean cluster the next engine's figures would mean nothing.
+			r.Error = err.Error()
+			for _, skipped := range engines[i+1:] {
+				res.Engines[skipped] = &engineResults{Error: "not run: " + engine + " failed"}
+			}
+			break
+		}
+		// The last engine's objects go with the cluster.
+		if i < len(engines)-1 {
+			fmt.Printf("[%s] helm uninstall, deleting its namespaces, restarting Kyverno\n", engine)
+			cleanStart := time.Now()
+			if err := release.Uninstall(); err != nil {
+				r.Error = "helm uninstall: " + err.Error()
+			} else if err := b.cleanUp(ctx); err != nil {
+				r.Error = "cleaning up: " + err.Error()
+			}
+			if r.Error != "" {
+				for _, skipped := range engines[i+1:] {
+					res.Engines[skipped] = &engineResults{Error: "not run: cleaning up after " + engine + " failed"}
+				}
+				break
+			}
+			fmt.Printf("[%s] cleaned up in %.0f s\n", engine, time.Since(cleanStart).Seconds())
+		}
+	}
+	res.print(os.Stdout, o.burst)
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("results written to", o.out)
+	var failed []string
+	for _, engine := range engines {
+		if len(res.Engines[engine].errors()) > 0 {
+			failed = append(failed, engine)
+		}
+	}
+	if len(failed) > 0 {
+		// The cluster's directory goes with it; keep what Kyverno said.
+		logs := filepath.Join(filepath.Dir(o.out), "kyverno-logs")
+		if err := saveKyvernoLogs(cluster, logs); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: saving Kyverno's logs:", err)
+		} else {
+			fmt.Println("Kyverno's logs (every engine, one file per controller) saved in", logs)
+		}
+		return fmt.Errorf("failed measurements for %s (see above)", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// runEngine installs the chart with policy.engine=engine and runs every measurement. A failed measurement is
+// recorded in its result and the next one runs (each has its own namespace); an error is returned only when the
+// chart could not be installed.
+func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, engine string, o options) (*engineResults, error) {
+	start := time.Now()
+	r := &engineResults{}
+	defer func() { r.WallSeconds = time.Since(start).Seconds() }()
+	b.engine, b.namespaces = engine, nil
+	b.skippedBefore = b.skippedByThreshold()
+
+	fmt.Printf("[%s] helm install with policy.engine=%s\n", engine, engine)
+	if err := release.Install(ctx, map[string]any{"policy": map[string]any{"engine": engine}}); err != nil {
+		return r, fmt.Errorf("helm install: %w", err)
+	}
+	readyCtx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	if err := b.cluster.WaitPoliciesReady(readyCtx, policyengine.PolicySelector); err != nil {
+		return r, err
+	}
+	r.PoliciesReadySeconds = time.Since(start).Seconds()
+
+	fmt.Printf("[%s] create latency: %d VirtualIngresses, one at a time\n", engine, o.creates)
+	samples, err := b.createLatency(ctx, o.creates)
+	r.Create = summarise(samples, createTarget)
+	if err != nil {
+		r.Create.Error = err.Error()
+		fmt.Printf("[%s] create latency failed after %d samples: %v\n", engine, len(samples), err)
+	}
+	fmt.Printf("[%s] recreate latency: %d Service recreations\n", engine, o.recreates)
+	samples, err = b.recreateLatency(ctx, o.recreates)
+	r.Recreate = summarise(samples, recreateTarget)
+	if err != nil {
+		r.Recreate.Error = err.Error()
+		fmt.Printf("[%s] recreate latency failed after %d samples: %v\n", engine, len(samples), err)
+	}
+	if o.scale > 0 {
+		fmt.Printf("[%s] scale: %d VirtualIngresses over %d Services in one namespace, then a burst of %d recreations\n", engine, o.scale, o.scale, o.burst)
+		if r.Scale, err = b.scaleRun(ctx, o.scale, o.burst); err != nil {
+			r.Scale = &scale{VirtualIngresses: o.scale, Error: err.Error()}
+			fmt.Printf("[%s] scale run failed: %v\n", engine, err)
+		}
+	}
+	return r, nil
+}
+
+// saveKyvernoLogs copies the logs of Kyverno's controllers (every run of each, appended) into dir.
+func saveKyvernoLogs(cluster *devcluster.Cluster, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, c := range []string{devcluster.ComponentKyverno, devcluster.ComponentKyvernoBackground} {
+		data, err := os.ReadFile(cluster.LogPath(c))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, c+".log"), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+)
+
+// results is what the JSON file holds: one engineResults per policy engine, keyed by engine name.
+type results struct {
+	Machine map[string]string         `json:"machine"`
+	Order   []string                  `json:"engineOrder"`
+	Engines map[string]*engineResults `json:"engines"`
+}
+
+// engineResults are the figures of one policy engine. A measurement that failed has its error in Error (and its
+// figures zero); the other measurements of the engine still ran.
+type engineResults struct {
+	// PoliciesReadySeconds is the time from `helm install` starting until Kyverno reported every policy ready.
+	PoliciesReadySeconds float64  `json:"policiesReadySeconds"`
+	WallSeconds          float64  `json:"wallSeconds"`
+	Create               *latency `json:"createToIngress,omitempty"`
+	Recreate             *latency `json:"serviceRecreateToIngressUpdated,omitempty"`
+	Scale                *scale   `json:"scale,omitempty"`
+	// Error is set when the engine could not be installed or cleaned up after.
+	Error string `json:"error,omitempty"`
+}
+
+// latency summarises samples in milliseconds.
+type latency struct {
+	Samples int     `json:"samples"`
+	P50     float64 `json:"p50Ms"`
+	P95     float64 `json:"p95Ms"`
+	Max     float64 `json:"maxMs"`
+	Target  float64 `json:"targetP95Ms"`
+	Error   string  `json:"error,omitempty"`
+}
+
+type scale struct {
+	VirtualIngresses     int     `json:"virtualIngresses"`
+	CreateSeconds        float64 `json:"createAllSeconds"`
+	ConvergeSeconds      float64 `json:"convergeSeconds"`
+	Resolved             int     `json:"resolved"`
+	LostUpdateRequests   int     `json:"lostUpdateRequests"`
+	SkippedByThreshold   int     `json:"updateRequestsSkippedByThreshold"`
+	PeakUpdateRequests   int     `json:"peakPendingUpdateRequests"`
+	APIRequestsPerVI     float64 `json:"apiRequestsPerVirtualIngress"`
+	BurstRecreations     int     `json:"burstServiceRecreations"`
+	BurstFollowed        int     `json:"burstIngressesFollowed"`
+	BurstConvergeSeconds float64 `json:"burstConvergeSeconds"`
+	BackgroundPeakMemMiB float64 `json:"backgroundControllerPeakMemoryMiB"`
+	AdmissionPeakMemMiB  float64 `json:"admissionControllerPeakMemoryMiB"`
+	TargetSeconds        float64 `json:"targetConvergeSeconds"`
+	Error                string  `json:"error,omitempty"`
+}
+
+func summarise(samples []time.Duration, target time.Duration) *latency {
+	ms := make([]float64, len(samples))
+	for i, s := range samples {
+		ms[i] = float64(s.Microseconds()) / 1000
+	}
+	sort.Float64s(ms)
+	return &latency{
+		Samples: len(ms),
+		P50:     percentile(ms, 50),
+		P95:     percentile(ms, 95),
+		Max:     percentile(ms, 100),
+		Target:  float64(target.Milliseconds()),
+	}
+}
+
+// percentile uses the nearest-rank method on sorted values.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(p/100*float64(len(sorted))+0.5) - 1
+	rank = max(0, min(rank, len(sorted)-1))
+	return sorted[rank]
+}
+
+// machine describes where the figures come from; the component versions are the ones the devcluster built.
+func machine(v repo.Versions) map[string]string {
+	return map[string]string{
+		"go":         runtime.Version(),
+		"cpus":       fmt.Sprint(runtime.NumCPU()),
+		"kubernetes": v.Kubernetes + " (kube-apiserver, etcd " + v.Etcd + ", kube-controller-manager as local processes)",
+		"kyverno":    v.Kyverno + " (admission and background controllers as local processes)",
+		"date":       time.Now().UTC().Format(time.RFC3339),
+	}
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// row is one line of the side-by-side table: a measurement, and how to show it for one engine ("" when the engine
+// has no such figure).
+type row struct {
+	name string
+	cell func(*engineResults) string
+}
+
+func latencyRows(name string, get func(*engineResults) *latency, target time.Duration) []row {
+	cell := func(f func(*latency) string) func(*engineResults) string {
+		return func(r *engineResults) string {
+			l := get(r)
+			switch {
+			case l == nil:
+				return "-"
+			case l.Error != "":
+				return "FAILED"
+			}
+			return f(l)
+		}
+	}
+	return []row{
+		{name + ": samples", func(r *engineResults) string {
+			if l := get(r); l != nil && l.Error != "" {
+				return fmt.Sprintf("%d, then FAILED", l.Samples)
+			}
+			return cell(func(l *latency) string { return fmt.Sprint(l.Samples) })(r)
+		}},
+		{name + ": p50", cell(func(l *latency) string { return fmt.Sprintf("%.0f ms", l.P50) })},
+		{fmt.Sprintf("%s: p95 (target <= %d ms)", name, target.Milliseconds()), cell(func(l *latency) string {
+			return fmt.Sprintf("%.0f ms %s", l.P95, verdict(l.P95 <= l.Target))
+		})},
+		{name + ": max", cell(func(l *latency) string { return fmt.Sprintf("%.0f ms", l.Max) })},
+	}
+}
+
+func scaleRows(burst int) []row {
+	cell := func(f func(*scale) string) func(*engineResults) string {
+		return func(r *engineResults) string {
+			switch {
+			case r.Scale == nil:
+				return "-"
+			case r.Scale.Error != "":
+				return "FAILED"
+			}
+			return f(r.Scale)
+		}
+	}
+	return []row{
+		{"scale: VirtualIngresses / Services, one namespace", cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %d", s.VirtualIngresses, s.VirtualIngresses)
+		})},
+		{"scale: time to create all VirtualIngresses (admission)", cell(func(s *scale) string { return fmt.Sprintf("%.1f s", s.CreateSeconds) })},
+		{fmt.Sprintf("scale: time until all resolved (target <= %.0f s)", scaleTarget.Seconds()), cell(func(s *scale) string {
+			return fmt.Sprintf("%.1f s %s", s.ConvergeSeconds, verdict(s.Resolved == s.VirtualIngresses && s.ConvergeSeconds <= s.TargetSeconds))
+		})},
+		{"scale: resolved / lost (target: lost = 0)", cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %d %s", s.Resolved, s.LostUpdateRequests, verdict(s.LostUpdateRequests == 0))
+		})},
+		{"scale: UpdateRequests skipped by threshold / peak pending", cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %d", s.SkippedByThreshold, s.PeakUpdateRequests)
+		})},
+		{"scale: API requests per VirtualIngress (all clients)", cell(func(s *scale) string { return fmt.Sprintf("%.1f", s.APIRequestsPerVI) })},
+		{fmt.Sprintf("scale: burst of %d Service recreations: followed / time", burst), cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %.1f s", s.BurstFollowed, s.BurstConvergeSeconds)
+		})},
+		{"scale: peak memory background / admission controller", cell(func(s *scale) string {
+			return fmt.Sprintf("%.0f / %.0f MiB", s.BackgroundPeakMemMiB, s.AdmissionPeakMemMiB)
+		})},
+	}
+}
+
+// print writes one row per measurement and one column per engine, then the errors of failed measurements.
+func (r results) print(out io.Writer, burst int) {
+	seconds := func(format string, get func(*engineResults) float64) func(*engineResults) string {
+		return func(e *engineResults) string {
+			if get(e) == 0 { // not run, or failed before
+				return "-"
+			}
+			return fmt.Sprintf(format, get(e))
+		}
+	}
+	rows := []row{{"policies ready after helm install", seconds("%.1f s", func(e *engineResults) float64 { return e.PoliciesReadySeconds })}}
+	rows = append(rows, latencyRows("create -> Ingress", func(e *engineResults) *latency { return e.Create }, createTarget)...)
+	rows = append(rows, latencyRows("Service recreate -> Ingress updated", func(e *engineResults) *latency { return e.Recreate }, recreateTarget)...)
+	for _, e := range r.Engines {
+		if e.Scale != nil {
+			rows = append(rows, scaleRows(burst)...)
+			break
+		}
+	}
+	rows = append(rows, row{"wall time of the engine's run", seconds("%.0f s", func(e *engineResults) float64 { return e.WallSeconds })})
+
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "\nmeasurement\t"+strings.Join(r.Order, "\t"))
+	for _, rw := range rows {
+		cells := []string{rw.name}
+		for _, name := range r.Order {
+			cells = append(cells, rw.cell(r.Engines[name]))
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	_ = w.Flush()
+	for _, name := range r.Order {
+		for _, err := range r.Engines[name].errors() {
+			fmt.Fprintf(out, "%s: %s\n", name, err)
+		}
+	}
+}
+
+// errors lists what failed in an engine's run.
+func (e *engineResults) errors() []string {
+	var errs []string
+	if e.Error != "" {
+		errs = append(errs, e.Error)
+	}
+	if e.Create != nil && e.Create.Error != "" {
+		errs = append(errs, "create latency: "+e.Create.Error)
+	}
+	if e.Recreate != nil && e.Recreate.Error != "" {
+		errs = append(errs, "recreate latency: "+e.Recreate.Error)
+	}
+	if e.Scale != nil && e.Scale.Error != "" {
+		errs = append(errs, "scale: "+e.Scale.Error)
+	}
+	return errs
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+)
+
+const scaleTarget = 60 * time.Second
+
+var updateRequestGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v2", Resource: "updaterequests"}
+
+// scaleRun measures n VirtualIngresses over n existing Services in one namespace, in two phases:
+//  1. the Services are created and their events drained (no VirtualIngress exists yet), then the n VirtualIngresses
+//     are created as fast as the API server takes them: time until every Ingress routes to its Service;
+//  2. with all n resolved, a burst of Service recreations (a tenant cluster restarting its LoadBalancers): time until
+//     every affected Ingress follows. Each Service event makes Kyverno list and check the namespace's
+//     VirtualIngresses, so this phase shows the cost of Service events at scale.
+func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
+	ns, err := b.namespace(ctx, "bench-scale")
+	if err != nil {
+		return nil, err
+	}
+	if err := parallel(n, func(i int) error {
+		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d", i), labelsFor(i))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := b.waitUpdateRequestsDrained(ctx); err != nil {
+		return nil, err
+	}
+	iw, err := b.watchIngresses(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer iw.stop()
+	requestsBefore, err := b.apiRequests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	peakURs := b.trackPendingUpdateRequests(ctx)
+
+	start := time.Now()
+	if err := parallel(n, func(i int) error {
+		vi := virtualingress.New(ns, fmt.Sprintf("vi-%d", i), virtualingress.CoderSpec(labelsFor(i)))
+		_, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, vi, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	created := time.Since(start)
+	resolved := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout)
+	converged := time.Since(start)
+	peak := peakURs()
+	requestsAfter, err := b.apiRequests(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	// Phase 2: recreate the first burst Services under new names, all at once.
+	burstStart := time.Now()
+	if err := parallel(burst, func(i int) error {
+		if err := b.kube.CoreV1().Services(ns).Delete(ctx, fmt.Sprintf("svc-%d", i), metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d-new", i), labelsFor(i))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	followed := iw.countResolved(burst, func(i int) string { return fmt.Sprintf("svc-%d-new", i) }, b.timeout)
+	burstConverged := time.Since(burstStart)
+
+	return &scale{
+		VirtualIngresses:     n,
+		CreateSeconds:        created.Seconds(),
+		ConvergeSeconds:      converged.Seconds(),
+		Resolved:             resolved,
+		LostUpdateRequests:   n - resolved,
+		SkippedByThreshold:   b.skippedByThreshold() - b.skippedBefore,
+		PeakUpdateRequests:   peak,
+		APIRequestsPerVI:     float64(requestsAfter-requestsBefore) / float64(n),
+		BurstRecreations:     burst,
+		BurstFollowed:        followed,
+		BurstConvergeSeconds: burstConverged.Seconds(),
+		BackgroundPeakMemMiB: peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyvernoBackground)),
+		AdmissionPeakMemMiB:  peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyverno)),
+		TargetSeconds:        scaleTarget.Seconds(),
+	}, nil
+}
+
+// waitUpdateRequestsDrained waits until Kyverno has no UpdateRequest left that is not completed or failed.
+func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
+	deadline := time.Now().Add(b.timeout)
+	for time.Now().Before(deadline) {
+		list, err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		pending := 0
+		for _, ur := range list.Items {
+			if state, _, _ := unstructured.NestedString(ur.Object, "status", "state"); state != "Completed" && state != "Failed" {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("still pending Kyverno UpdateRequests after %s", b.timeout)
+}
+
+// countResolved counts distinct Ingresses vi-<i>-generated (i < n) routing to service(i), until all n are seen or
+// the timeout.
+func (iw *ingressWatch) countResolved(n int, service func(int) string, timeout time.Duration) int {
+	seen := map[string]bool{}
+	deadline := time.After(timeout)
+	for len(seen) < n {
+		select {
+		case ev, ok := <-iw.events:
+			if !ok {
+				return len(seen)
+			}
+			ing, isIngress := ev.Object.(*networkingv1.Ingress)
+			if !isIngress {
+				continue
+			}
+			var i int
+			if _, err := fmt.Sscanf(ing.Name, "vi-%d-generated", &i); err != nil || i >= n {
+				continue
+			}
+			if firstService(ing) == service(i) {
+				seen[ing.Name] = true
+			}
+		case <-deadline:
+			return len(seen)
+		}
+	}
+	return len(seen)
+}
+
+// parallel runs f for 0..n-1 on 16 workers, returning the first error.
+func parallel(n int, f func(int) error) error {
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// trackPendingUpdateRequests samples the number of Kyverno UpdateRequests not yet completed until the returned
+// function is called, which returns the peak: the headroom left below Kyverno's updateRequestThreshold (1000).
+func (b *bench) trackPendingUpdateRequests(ctx context.Context) func() int {
+	ctx, cancel := context.WithCancel(ctx)
+	var peak atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			list, err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").List(ctx, metav1.ListOptions{})
+			if err == nil && int64(len(list.Items)) > peak.Load() {
+				peak.Store(int64(len(list.Items)))
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}()
+	return func() int {
+		cancel()
+		<-done
+		return int(peak.Load())
+	}
+}
+
+// apiRequests is the API server's total of served requests (apiserver_request_total), from its /metrics.
+func (b *bench) apiRequests(ctx context.Context) (int64, error) {
+	raw, err := b.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total float64
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscanf(line[strings.LastIndexByte(line, ' ')+1:], "%g", &v); err == nil {
+			total += v
+		}
+	}
+	return int64(total), nil
+}
+
+// peakMemoryMiB reads a process's peak resident set size (VmHWM) from /proc.
+func peakMemoryMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			var kb float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")), "%g kB", &kb); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+// skippedByThreshold counts the UpdateRequests Kyverno's admission controller refused to create because
+// updateRequestThreshold pending ones existed, over every run of the controller (its log is appended to).
+func (b *bench) skippedByThreshold() int {
+	return countInFile(b.cluster.LogPath(devcluster.ComponentKyverno), "UpdateRequest creation skipped")
+}
+
+func countInFile(path, needle string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(data), needle)
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+)
+
+// phase is one convergence: from its start (operator start, ConfigMap edit) until every VirtualService matched.
+type phase struct {
+	ConvergeSeconds float64 `json:"convergeSeconds"`
+	// WritesPerVSWatch counts ADDED/MODIFIED events per VirtualService on an independent watch.
+	WritesPerVSWatch float64 `json:"writesPerVirtualServiceWatch"`
+	// WritesPerVSOperator is the operator's own count of apply requests per VirtualService.
+	WritesPerVSOperator float64 `json:"writesPerVirtualServiceOperator"`
+	Reconciles          float64 `json:"reconciles"`
+	ReconcilesPerSecond float64 `json:"reconcilesPerSecond"`
+	Conflicts           float64 `json:"conflicts"`
+	PeakRSSMiB          float64 `json:"peakRSSMiB"`
+}
+
+type results struct {
+	Services            int     `json:"productionServices"`
+	DeveloperNamespaces int     `json:"developerNamespaces"`
+	OperatorQPS         float64 `json:"operatorQPS"`
+	OperatorWorkers     int     `json:"operatorWorkers"`
+	Create              phase   `json:"create"`
+	ConfigEdit          phase   `json:"configEdit"`
+	PeakRSSMiB          float64 `json:"peakRSSMiB"`
+}
+
+// measure runs action (which starts the phase) and waits for every VirtualService to match want, counting from
+// start, or from the action when start is zero. The counters are read before the action, so nothing it causes is
+// missed.
+func measure(ctx context.Context, w *watcher, op meter, want routeState, start time.Time, action func() error) (phase, error) {
+	done, writesBefore := w.expect(want)
+	before := metricsOrZero(op)
+	if start.IsZero() {
+		start = time.Now()
+	}
+	if err := action(); err != nil {
+		return phase{}, err
+	}
+	tick := time.NewTicker(10 * time.Second)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-ctx.Done():
+			return phase{}, fmt.Errorf("%d of %d VirtualServices converged: %w", w.progress(), w.expected, ctx.Err())
+		case <-tick.C:
+			fmt.Fprintf(os.Stderr, "bench: %d/%d converged after %s\n", w.progress(), w.expected, time.Since(start).Round(time.Second))
+		case <-done:
+			waiting = false
+		}
+	}
+	doneAt, writes := w.result()
+	after, err := op.metrics()
+	if err != nil {
+		return phase{}, err
+	}
+	secs := doneAt.Sub(start).Seconds()
+	n := float64(w.expected)
+	reconciles := sum(after, "controller_runtime_reconcile_total", `controller="virtualservice-operator"`) -
+		sum(before, "controller_runtime_reconcile_total", `controller="virtualservice-operator"`)
+	return phase{
+		ConvergeSeconds:     secs,
+		WritesPerVSWatch:    float64(writes-writesBefore) / n,
+		WritesPerVSOperator: (sum(after, "virtualservice_operator_virtualservice_writes_total", `operation="apply"`) - sum(before, "virtualservice_operator_virtualservice_writes_total", `operation="apply"`)) / n,
+		Reconciles:          reconciles,
+		ReconcilesPerSecond: reconciles / secs,
+		Conflicts:           sum(after, "virtualservice_operator_write_conflicts_total") - sum(before, "virtualservice_operator_write_conflicts_total"),
+		PeakRSSMiB:          op.peakRSSMiB(),
+	}, nil
+}
+
+// metricsOrZero tolerates an operator that is not serving metrics yet (phase 1 starts with the process).
+func metricsOrZero(op meter) map[string]float64 {
+	m, err := op.metrics()
+	if err != nil {
+		return map[string]float64{}
+	}
+	return m
+}
+
+func (r *results) write(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func (r *results) print(out io.Writer) {
+	fmt.Fprintf(out, "\nvirtualservice-operator: %d production Services x %d developer namespaces (operator: %g QPS, %d workers)\n\n",
+		r.Services, r.DeveloperNamespaces, r.OperatorQPS, r.OperatorWorkers)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tconverge (s)\twrites/VS (watch)\twrites/VS (operator)\treconciles\treconciles/s\tconflicts\tpeak RSS (MiB)\t")
+	for _, p := range []struct {
+		name string
+		ph   phase
+	}{{"create (cold start)", r.Create}, {"ConfigMap edit", r.ConfigEdit}} {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", p.name, p.ph.ConvergeSeconds, p.ph.WritesPerVSWatch,
+			p.ph.WritesPerVSOperator, p.ph.Reconciles, p.ph.ReconcilesPerSecond, p.ph.Conflicts, p.ph.PeakRSSMiB)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(out, "\npeak RSS of the operator over the run: %.0f MiB\n", r.PeakRSSMiB)
+}
