@@ -2,6 +2,7 @@ package crdschema
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-const crdPath = "../../charts/virtual-ingress/crds/virtualingresses.virtual-ingress.io.yaml"
+const crdPath = "../../../charts/virtual-ingress/crds/virtualingresses.virtual-ingress.io.yaml"
 
 func loadValidator(t *testing.T) *Validator {
 	t.Helper()
@@ -24,7 +25,7 @@ func loadValidator(t *testing.T) *Validator {
 // coder returns the canonical example, parsed from the fixture users read in the README.
 func coder(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile("../../fixtures/examples/virtualingresses.yaml")
+	data, err := os.ReadFile("../../../fixtures/examples/virtualingresses.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +160,136 @@ func containsAll(s string, parts []string) bool {
 		}
 	}
 	return true
+}
+
+// TestRejectsWhatTheIngressAPIRejects: input the Ingress API refuses must be refused when the VirtualIngress is
+// written, with the field named, not later when Kyverno writes the Ingress while the VirtualIngress says Ready.
+func TestRejectsWhatTheIngressAPIRejects(t *testing.T) {
+	const path0 = "spec.rules[0].http.paths[0]"
+	set := func(keys ...string) func(string, any) func(map[string]any) {
+		return func(field string, value any) func(map[string]any) {
+			return func(obj map[string]any) {
+				m := obj
+				for _, k := range keys {
+					switch next := m[k].(type) {
+					case map[string]any:
+						m = next
+					case []any:
+						m = next[0].(map[string]any)
+					}
+				}
+				m[field] = value
+			}
+		}
+	}
+	spec, rule0, tls0 := set("spec"), set("spec", "rules"), set("spec", "tls")
+	pathItem := set("spec", "rules", "http", "paths")
+	port := set("spec", "rules", "http", "paths", "backend", "service", "port")
+	cases := []struct {
+		name   string
+		mutate func(map[string]any)
+		want   []string
+	}{
+		{"host *", rule0("host", "*"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"host with spaces and braces", rule0("host", "a b;{}"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"host an IP address", rule0("host", "10.0.0.1"), []string{"spec.rules[0].host", "no IP address"}},
+		{"host upper case", rule0("host", "Coder.example.com"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"host wildcard not leftmost", rule0("host", "a.*.example.com"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"tls host with a port", func(o map[string]any) {
+			tls0("hosts", []any{"coder.example.com:443"})(o)
+		}, []string{"spec.tls[0].hosts[0]", "a host must be a DNS name"}},
+		{"relative path", pathItem("path", "abc"), []string{path0 + ".path", "path must be an absolute path"}},
+		{"Prefix path without path", func(o map[string]any) {
+			p := o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)
+			delete(p, "path")
+		}, []string{path0 + ".path", "path must be an absolute path"}},
+		{"Prefix path with //", pathItem("path", "/a//b"), []string{path0 + ".path", "must not contain '//'"}},
+		{"Exact path ending in /..", func(o map[string]any) {
+			pathItem("pathType", "Exact")(o)
+			pathItem("path", "/a/..")(o)
+		}, []string{path0 + ".path", "must not contain '//'"}},
+		{"ImplementationSpecific relative path", func(o map[string]any) {
+			pathItem("pathType", "ImplementationSpecific")(o)
+			pathItem("path", "abc")(o)
+		}, []string{path0 + ".path", "path must be an absolute path"}},
+		{"ingressClassName with spaces", spec("ingressClassName", "Other Class!"), []string{"spec.ingressClassName", "must be the name of an IngressClass"}},
+		{"port name with symbols", func(o map[string]any) {
+			delete(o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)["backend"].(map[string]any)["service"].(map[string]any)["port"].(map[string]any), "number")
+			port("name", "AB_;{}")(o)
+		}, []string{path0 + ".backend.service.port.name", "IANA_SVC_NAME"}},
+		{"port name of digits only", func(o map[string]any) {
+			delete(o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)["backend"].(map[string]any)["service"].(map[string]any)["port"].(map[string]any), "number")
+			port("name", "8080")(o)
+		}, []string{path0 + ".backend.service.port.name", "IANA_SVC_NAME"}},
+		{"secretName in another namespace", tls0("secretName", "other-ns/secret"), []string{"spec.tls[0].secretName", "no namespace prefix"}},
+	}
+	v := loadValidator(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := coder(t)
+			tc.mutate(obj.Object)
+			assertRejected(t, v, obj, tc.want)
+		})
+	}
+}
+
+func TestAcceptsWhatTheIngressAPIAccepts(t *testing.T) {
+	obj := coder(t)
+	rules := obj.Object["spec"].(map[string]any)["rules"].([]any)
+	rule := rules[0].(map[string]any)
+	rule["host"] = "*.coder.example.com"
+	paths := rule["http"].(map[string]any)["paths"].([]any)
+	paths[0].(map[string]any)["path"] = "/api/v1.2/items"
+	paths = append(paths, map[string]any{
+		"pathType": "ImplementationSpecific",
+		"backend": map[string]any{"service": map[string]any{
+			"name": "web", "port": map[string]any{"name": "http-alt2"},
+		}},
+	})
+	rule["http"].(map[string]any)["paths"] = paths
+	if errs := loadValidator(t).Validate(context.Background(), obj); len(errs) > 0 {
+		t.Fatalf("rejected:\n%s", Summary(errs))
+	}
+}
+
+// TestCapsLabelSelectedBackends: 32 matchLabels backends are accepted, the 33rd is refused; named backends do not
+// count.
+func TestCapsLabelSelectedBackends(t *testing.T) {
+	withBackends := func(selected, named int) *unstructured.Unstructured {
+		obj := coder(t)
+		rule := obj.Object["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)
+		template := rule["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)
+		var paths []any
+		for i := range selected + named {
+			p := map[string]any{"pathType": "Prefix", "path": fmt.Sprintf("/p%d", i)}
+			if i < selected {
+				p["backend"] = template["backend"]
+			} else {
+				p["backend"] = map[string]any{"service": map[string]any{"name": "web", "port": map[string]any{"number": int64(80)}}}
+			}
+			paths = append(paths, p)
+		}
+		rule["http"].(map[string]any)["paths"] = paths
+		return obj
+	}
+	v := loadValidator(t)
+	if errs := v.Validate(context.Background(), withBackends(32, 20)); len(errs) > 0 {
+		t.Fatalf("32 selected + 20 named backends rejected:\n%s", Summary(errs))
+	}
+	assertRejected(t, v, withBackends(33, 0), []string{"spec", "at most 32 backends may select their Service by matchLabels"})
+}
+
+func assertRejected(t *testing.T, v *Validator, obj *unstructured.Unstructured, want []string) {
+	t.Helper()
+	errs := v.Validate(context.Background(), obj)
+	if len(errs) == 0 {
+		t.Fatal("accepted, want rejection")
+	}
+	summary := Summary(errs)
+	for _, line := range strings.Split(summary, "\n") {
+		if containsAll(line, want) {
+			return
+		}
+	}
+	t.Fatalf("no error names %q; got:\n%s", want, summary)
 }

@@ -233,6 +233,22 @@ func testBadInput(t *testing.T) {
 		return map[string]any{"rules": []any{virtualingress.Rule("x.example.org", virtualingress.Path("/", map[string]any{"service": service}))}}
 	}
 	port := map[string]any{"number": int64(80)}
+	selected := virtualingress.SelectorBackend(map[string]string{"a": "b"}, 80)
+	withHost := func(host string) map[string]any {
+		return map[string]any{"rules": []any{virtualingress.Rule(host, virtualingress.Path("/", selected))}}
+	}
+	withField := func(field string, value any) map[string]any {
+		spec := withHost("x.example.org")
+		spec[field] = value
+		return spec
+	}
+	manyBackends := func(n int) map[string]any {
+		paths := make([]map[string]any, n)
+		for i := range paths {
+			paths[i] = virtualingress.Path(fmt.Sprintf("/p%d", i), selected)
+		}
+		return map[string]any{"rules": []any{virtualingress.Rule("x.example.org", paths...)}}
+	}
 	cases := []struct {
 		name string
 		spec map[string]any
@@ -246,6 +262,19 @@ func testBadInput(t *testing.T) {
 			[]string{"spec.rules[0].http.paths[0].backend.service.matchLabels", "valid label keys"}},
 		{"missing port", backendWith(map[string]any{"matchLabels": map[string]any{"a": "b"}}),
 			[]string{"spec.rules[0].http.paths[0].backend.service.port", "Required value"}},
+		// What the Ingress API refuses is refused here, where the user writes it, not when Kyverno writes the Ingress.
+		{"host *", withHost("*"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"host a b;{}", withHost("a b;{}"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"host 10.0.0.1", withHost("10.0.0.1"), []string{"spec.rules[0].host", "no IP address"}},
+		{"path abc", map[string]any{"rules": []any{virtualingress.Rule("x.example.org", virtualingress.Path("abc", selected))}},
+			[]string{"spec.rules[0].http.paths[0].path", "path must be an absolute path"}},
+		{"ingressClassName Other Class!", withField("ingressClassName", "Other Class!"),
+			[]string{"spec.ingressClassName", "must be the name of an IngressClass"}},
+		{"port name AB_;{}", backendWith(map[string]any{"matchLabels": map[string]any{"a": "b"}, "port": map[string]any{"name": "AB_;{}"}}),
+			[]string{"spec.rules[0].http.paths[0].backend.service.port.name", "IANA_SVC_NAME"}},
+		{"secretName other-ns/secret", withField("tls", []any{map[string]any{"hosts": []any{"x.example.org"}, "secretName": "other-ns/secret"}}),
+			[]string{"spec.tls[0].secretName", "no namespace prefix"}},
+		{"33 label-selected backends", manyBackends(33), []string{"at most 32 backends may select their Service by matchLabels"}},
 	}
 	for i, c := range cases {
 		name := fmt.Sprintf("bad-%d", i)

@@ -17,7 +17,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
-const root = "../.."
+const root = "../../.."
 
 // The targets: coder selects relay-family; relay-legacy's status names 7d3e... (the Service it last resolved to);
 // wiki selects a Service that does not exist.
