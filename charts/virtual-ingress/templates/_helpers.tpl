@@ -100,10 +100,14 @@ context variable. Call with (dict "file" "x.yaml" "kinds" (list ...) "operations
 {{/*
 Kyverno expression for the labels or annotations of the VirtualIngress without the excluded keys.
 Call with (dict "field" "labels" "excluded" (list ...)). Returns the JMESPath only (no braces).
+Kyverno substitutes variables inside the values a variable returns, so a value holding "{{ request.userInfo.username }}"
+would reach the Ingress evaluated. Each value's "{{" is escaped as "\{{", which Kyverno leaves alone and then unescapes:
+values arrive verbatim (an existing "\{{" too). The braces are written as JSON escapes: a literal brace inside the
+expression would end Kyverno's variable early.
 */}}
 {{- define "virtual-ingress.filteredMetadata" -}}
 {{- $items := printf "items(request.object.metadata.%s || `{}`, 'k', 'v')[?!contains(`%s`, k)]" .field (toJson (.excluded | default list)) -}}
-object_from_lists({{ $items }}.k, {{ $items }}.v)
+object_from_lists({{ $items }}.k, map(&replace_all(@, `"\u007b\u007b"`, `"\\\u007b\u007b"`), {{ $items }}.v))
 {{- end }}
 
 {{/*
@@ -172,4 +176,16 @@ variables because CEL rejects a map literal whose values differ in type.
 {{- end }}
 {{- $_ := set $spec "variables" (concat $values ($spec.variables | default list)) }}
 {{- toYaml $spec }}
+{{- end }}
+
+{{/*
+A list of annotation globs (`*` matches any characters) as a CEL list literal of anchored regular expressions.
+JSON string literals are CEL string literals.
+*/}}
+{{- define "virtual-ingress.globRegexes" -}}
+{{- $regexes := list }}
+{{- range . }}
+{{- $regexes = append $regexes (printf "^%s$" (regexQuoteMeta . | replace "\\*" ".*")) }}
+{{- end }}
+{{- toJson $regexes }}
 {{- end }}

@@ -222,6 +222,11 @@ func TestRejectsWhatTheIngressAPIRejects(t *testing.T) {
 			port("name", "8080")(o)
 		}, []string{path0 + ".backend.service.port.name", "IANA_SVC_NAME"}},
 		{"secretName in another namespace", tls0("secretName", "other-ns/secret"), []string{"spec.tls[0].secretName", "no namespace prefix"}},
+		{"path with a Kyverno variable", pathItem("path", "/{{ request.userInfo.username }}"), []string{path0 + ".path", "path must not contain '{{'"}},
+		{"resource backend name with braces", func(o map[string]any) {
+			p := o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)
+			p["backend"] = map[string]any{"resource": map[string]any{"kind": "Bucket", "name": "{{ x }}"}}
+		}, []string{path0 + ".backend.resource.name", "should match"}},
 	}
 	v := loadValidator(t)
 	for _, tc := range cases {

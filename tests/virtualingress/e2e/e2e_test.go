@@ -29,6 +29,8 @@ func TestVirtualIngress(t *testing.T) {
 		{"edits of the VirtualIngress reach the Ingress", testEdits},
 		{"annotations kept and excluded", testAnnotations},
 		{"bad input rejected by the API server", testBadInput},
+		{"VirtualIngress write needs Ingress write", testWriteRights},
+		{"status is read-only outside the served namespaces", testStatusOutsideServedNamespaces},
 		{"background controller down while the Service is recreated", testBackgroundControllerRestart},
 		{"namespace restrictions", testNamespaceRestrictions},
 		{"an Ingress deleted by hand comes back", testIngressDeletedByHand},
