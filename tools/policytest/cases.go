@@ -8,7 +8,10 @@ import (
 	"strings"
 )
 
-const ciValuesSuffix = "-values.yaml"
+const (
+	ciValuesSuffix = "-values.yaml"
+	defaultCase    = "default"
+)
 
 // goldenCase is one render of one chart: defaults, or defaults plus one ci/*-values.yaml file (the files
 // chart-testing also installs, so every configuration CI deploys has a golden file).
@@ -21,8 +24,25 @@ type goldenCase struct {
 
 func (c goldenCase) ID() string { return c.Chart + "/" + c.Name }
 
-func (c goldenCase) goldenPath(goldenDir string) string {
-	return filepath.Join(goldenDir, c.Chart, c.Name+".yaml")
+func (c goldenCase) isDefault() bool { return c.Name == defaultCase }
+
+// goldenPath is tests/<product>/golden/default.yaml for the default render, which the golden file holds whole, and
+// tests/<product>/golden/<case>.diff for a ci case, whose golden file holds only its difference from the default.
+func (c goldenCase) goldenPath(testsDir string) string {
+	name := c.Name + ".diff"
+	if c.isDefault() {
+		name = defaultCase + ".yaml"
+	}
+	return filepath.Join(goldenDir(testsDir, c.Chart), name)
+}
+
+// goldenDir is where a chart's golden files live: tests/<product>/golden, beside the product's e2e and bench
+// packages. <product> is the chart directory's name without a trailing "-operator" (the operator is how a product
+// ships, not what it is) and without dashes (it names Go packages): charts/virtual-ingress -> tests/virtualingress,
+// charts/virtualservice-operator -> tests/virtualservice.
+func goldenDir(testsDir, chart string) string {
+	product := strings.ReplaceAll(strings.TrimSuffix(chart, "-operator"), "-", "")
+	return filepath.Join(testsDir, product, "golden")
 }
 
 // discoverCases lists the cases of every chart directly under chartsDir, sorted by chart then case.
@@ -37,7 +57,7 @@ func discoverCases(chartsDir string) ([]goldenCase, error) {
 		if !e.IsDir() || !fileExists(filepath.Join(dir, "Chart.yaml")) {
 			continue
 		}
-		cases = append(cases, goldenCase{Chart: e.Name(), ChartDir: dir, Name: "default"})
+		cases = append(cases, goldenCase{Chart: e.Name(), ChartDir: dir, Name: defaultCase})
 		valueFiles, err := filepath.Glob(filepath.Join(dir, "ci", "*"+ciValuesSuffix))
 		if err != nil {
 			return nil, err
@@ -45,7 +65,7 @@ func discoverCases(chartsDir string) ([]goldenCase, error) {
 		sort.Strings(valueFiles)
 		for _, f := range valueFiles {
 			name := strings.TrimSuffix(filepath.Base(f), ciValuesSuffix)
-			if name == "default" {
+			if name == defaultCase {
 				// Its golden file would be the defaults' one.
 				return nil, fmt.Errorf("%s: a ci values file may not be named default%s", f, ciValuesSuffix)
 			}

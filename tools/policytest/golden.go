@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
@@ -16,7 +18,7 @@ import (
 
 type goldenOptions struct {
 	chartsDir string
-	goldenDir string
+	testsDir  string
 	update    bool
 	junitFile string
 	sync      syncOptions
@@ -26,14 +28,31 @@ func newGoldenCommand() *cobra.Command {
 	o := goldenOptions{sync: defaultSyncOptions()}
 	cmd := &cobra.Command{
 		Use:   "golden",
-		Short: "Compare every chart render (defaults and ci/*-values.yaml) with tests/golden, and check policies/ is in sync",
-		Args:  cobra.NoArgs,
+		Short: "Compare every chart render (defaults and ci/*-values.yaml) with tests/<product>/golden, and check policies/ is in sync",
+		Long: `Renders every chart under --charts (each directory holding a Chart.yaml) as helm template --include-crds does,
+with its default values and with each of its ci/<case>-values.yaml files, compares the renders with the chart's
+golden files, and checks that --policies-dir is in sync (as sync-policies --check does).
+
+A chart's golden files are in <tests-dir>/<product>/golden/, where <product> is the chart directory's name without
+a trailing "-operator" and without dashes (charts/virtual-ingress -> tests/virtualingress/golden/,
+charts/virtualservice-operator -> tests/virtualservice/golden/):
+  default.yaml   the render with default values, normalised;
+  <case>.diff    a unified diff from the normalised default render to the normalised render of the case; where the
+                 case renders a template in full, both sides show that template's documents in full, so the diff
+                 holds only the lines that change. Empty: the case renders as the defaults.
+Normalised: a CRD of the chart's crds/ directory is one "# Source:" line naming it (Helm installs the file verbatim:
+it is a source file, not a template, so its content is not compared, only whether the chart ships it), and so is a
+document identical to a file sync-policies generated under --policies-dir (the line names that file). A stale
+generated file matches nothing: the document then shows in full and fails.
+A golden file whose case is gone fails too. --update rewrites the golden files, and deletes those of gone cases;
+run sync-policies before it (make golden-update does), or the documents of stale policies are written in full.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runGolden(cmd.OutOrStdout(), o)
 		},
 	}
 	cmd.Flags().StringVar(&o.chartsDir, "charts", "charts", "directory holding one directory per chart")
-	cmd.Flags().StringVar(&o.goldenDir, "golden-dir", "tests/golden", "directory of the golden files (<chart>/<case>.yaml)")
+	cmd.Flags().StringVar(&o.testsDir, "tests-dir", "tests", "directory holding <product>/golden/ for each chart")
 	cmd.Flags().BoolVar(&o.update, "update", false, "rewrite the golden files instead of comparing")
 	cmd.Flags().StringVar(&o.junitFile, "junit", "", "also write the results as JUnit XML to this file")
 	addSyncFlags(cmd, &o.sync)
@@ -45,10 +64,23 @@ func runGolden(out io.Writer, o goldenOptions) error {
 	if err != nil {
 		return err
 	}
+	generated, err := generatedBodies(o.sync.outDir)
+	if err != nil {
+		return err
+	}
+	g := goldenRun{options: o, generated: generated, defaults: map[string]defaultRender{}}
 	var tally tally
 	goldenSuite := junit.Suite{Name: "golden"}
 	for _, c := range cases {
-		tc := checkGoldenCase(out, c, o)
+		tc := g.check(out, c)
+		tally.add(tc)
+		goldenSuite.Cases = append(goldenSuite.Cases, tc)
+	}
+	orphans, err := g.orphans(out, cases)
+	if err != nil {
+		return err
+	}
+	for _, tc := range orphans {
 		tally.add(tc)
 		goldenSuite.Cases = append(goldenSuite.Cases, tc)
 	}
@@ -59,18 +91,62 @@ func runGolden(out io.Writer, o goldenOptions) error {
 	return tally.finish(out, o.junitFile, suites)
 }
 
-func checkGoldenCase(out io.Writer, c goldenCase, o goldenOptions) junit.Case {
+type goldenRun struct {
+	options   goldenOptions
+	generated map[string]string
+	defaults  map[string]defaultRender // by chart directory: every case of a chart is a diff from it
+}
+
+type defaultRender struct {
+	render normalRender
+	err    error
+}
+
+func (g goldenRun) normalised(chartDir string, valuesFiles []string) (normalRender, error) {
+	manifest, err := render.Manifest(chartDir, valuesFiles, nil)
+	if err != nil {
+		return nil, err
+	}
+	return normalise(manifest, g.generated)
+}
+
+// content is what the golden file of a case holds.
+func (g goldenRun) content(c goldenCase) (string, error) {
+	def, ok := g.defaults[c.ChartDir]
+	if !ok {
+		def.render, def.err = g.normalised(c.ChartDir, nil)
+		g.defaults[c.ChartDir] = def
+	}
+	if def.err != nil {
+		return "", fmt.Errorf("rendering the defaults: %w", def.err)
+	}
+	if c.isDefault() {
+		return "# Golden file of chart " + c.Chart + ": its render with default values, normalised (see policytest golden --help).\n" +
+			def.render.text(nil), nil
+	}
+	r, err := g.normalised(c.ChartDir, c.ValuesFiles)
+	if err != nil {
+		return "", err
+	}
+	full := r.shownInFull(def.render.shownInFull(map[string]bool{}))
+	ciFile := "ci/" + c.Name + ciValuesSuffix
+	return "# Golden file of chart " + c.Chart + ", case " + ciFile + ": its render as a diff from default.yaml, both\n" +
+		"# normalised (see policytest golden --help). Empty: it renders as default.yaml.\n" +
+		unifiedDiff(defaultCase+".yaml", ciFile, def.render.text(full), r.text(full)), nil
+}
+
+func (g goldenRun) check(out io.Writer, c goldenCase) junit.Case {
 	tc := junit.Case{Name: c.ID(), Classname: "golden." + c.Chart}
-	path := c.goldenPath(o.goldenDir)
-	manifest, err := render.Manifest(c.ChartDir, c.ValuesFiles, nil)
+	path := c.goldenPath(g.options.testsDir)
+	got, err := g.content(c)
 	if err != nil {
 		tc.Failure = "render failed"
 		tc.Details = err.Error()
 		report(out, tc, c.ID())
 		return tc
 	}
-	if o.update {
-		changed, err := writeIfChanged(path, []byte(manifest))
+	if g.options.update {
+		changed, err := writeIfChanged(path, []byte(got))
 		switch {
 		case err != nil:
 			tc.Failure = "cannot write golden file"
@@ -89,27 +165,124 @@ func checkGoldenCase(out io.Writer, c goldenCase, o goldenOptions) junit.Case {
 	case err != nil:
 		tc.Failure = "cannot read golden file"
 		tc.Details = err.Error()
-	case string(want) != manifest:
+	case string(want) != got:
 		tc.Failure = "render differs from " + path
-		tc.Details = unifiedDiff(path, "rendered "+c.ID(), string(want), manifest) +
+		tc.Details = unifiedDiff(path, "rendered "+c.ID(), string(want), got) +
 			"\nIf the change is intended, run `policytest golden -update`.\n"
 	}
 	report(out, tc, c.ID())
 	return tc
 }
 
-func unifiedDiff(fromName, toName, from, to string) string {
-	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A:        difflib.SplitLines(from),
-		B:        difflib.SplitLines(to),
-		FromFile: fromName,
-		ToFile:   toName,
-		Context:  3,
-	})
-	if err != nil {
-		return fmt.Sprintf("(no diff: %v)", err)
+// orphans finds the golden files of cases that are gone (a ci values file renamed or removed), which would
+// otherwise stay behind unchecked; with --update it deletes them.
+func (g goldenRun) orphans(out io.Writer, cases []goldenCase) ([]junit.Case, error) {
+	wanted := map[string]bool{}
+	chartOf := map[string]string{} // golden directory -> chart
+	for _, c := range cases {
+		dir := goldenDir(g.options.testsDir, c.Chart)
+		if other, ok := chartOf[dir]; ok && other != c.Chart {
+			return nil, fmt.Errorf("charts %s and %s would share the golden directory %s", other, c.Chart, dir)
+		}
+		chartOf[dir] = c.Chart
+		wanted[c.goldenPath(g.options.testsDir)] = true
 	}
-	return diff
+	dirs := make([]string, 0, len(chartOf))
+	for dir := range chartOf {
+		dirs = append(dirs, dir)
+	}
+	sort.Strings(dirs)
+	var found []junit.Case
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			ext := filepath.Ext(e.Name())
+			if e.IsDir() || wanted[path] || (ext != ".yaml" && ext != ".diff") {
+				continue
+			}
+			id := chartOf[dir] + "/" + e.Name()
+			tc := junit.Case{Name: id, Classname: "golden." + chartOf[dir]}
+			if g.options.update {
+				if err := os.Remove(path); err != nil {
+					tc.Failure = "cannot delete golden file of a gone case"
+					tc.Details = err.Error()
+				} else {
+					tc.Output = "deleted " + path
+				}
+			} else {
+				tc.Failure = "golden file without a case: " + path
+				tc.Details = "its ci/*-values.yaml file is gone; delete it, or run `policytest golden -update`"
+			}
+			report(out, tc, id)
+			found = append(found, tc)
+		}
+	}
+	return found, nil
+}
+
+// unifiedDiff is `diff -u` with three lines of context, "" for equal texts. It matches lines without difflib's
+// autojunk heuristic, which in texts of 200 lines or more treats frequent lines as noise (in a chart render: every
+// "labels:" and common label) and so shows unchanged lines as removed and added again; a golden diff must hold only
+// what changes.
+func unifiedDiff(fromName, toName, from, to string) string {
+	a, b := splitLines(from), splitLines(to)
+	var out strings.Builder
+	for i, group := range difflib.NewMatcherWithJunk(a, b, false, nil).GetGroupedOpCodes(3) {
+		if i == 0 {
+			fmt.Fprintf(&out, "--- %s\n+++ %s\n", fromName, toName)
+		}
+		first, last := group[0], group[len(group)-1]
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(first.I1, last.I2), hunkRange(first.J1, last.J2))
+		for _, op := range group {
+			if op.Tag == 'e' {
+				writePrefixed(&out, " ", a[op.I1:op.I2])
+				continue
+			}
+			if op.Tag == 'r' || op.Tag == 'd' {
+				writePrefixed(&out, "-", a[op.I1:op.I2])
+			}
+			if op.Tag == 'r' || op.Tag == 'i' {
+				writePrefixed(&out, "+", b[op.J1:op.J2])
+			}
+		}
+	}
+	return out.String()
+}
+
+// splitLines keeps each line's newline; a last line without one gets one, so that the diff stays line-based.
+func splitLines(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}
+
+func writePrefixed(out *strings.Builder, prefix string, lines []string) {
+	for _, l := range lines {
+		out.WriteString(prefix + l)
+	}
+}
+
+// hunkRange is a hunk's line range as `diff -u` prints it: first line (1-based) and length, the length left out when
+// it is 1, and an empty range starting at the line before it.
+func hunkRange(start, stop int) string {
+	switch stop - start {
+	case 1:
+		return fmt.Sprint(start + 1)
+	case 0:
+		return fmt.Sprintf("%d,0", start)
+	}
+	return fmt.Sprintf("%d,%d", start+1, stop-start)
 }
 
 // writeIfChanged leaves files with the right content untouched, so an update does not bump their mtime.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,9 +14,32 @@ import (
 func testdataGolden() goldenOptions {
 	return goldenOptions{
 		chartsDir: "testdata/charts",
-		goldenDir: "testdata/golden",
+		testsDir:  "testdata/tests",
 		sync:      syncOptions{chartDir: "testdata/charts/demo", outDir: "testdata/policies/demo"},
 	}
+}
+
+const (
+	demoDefault = "testdata/tests/demo/golden/default.yaml"
+	demoCustom  = "testdata/tests/demo/golden/custom.diff"
+)
+
+// testdataGoldenWithChartCopy renders a copy of the test chart, which the test may change. sync-policies still
+// renders the committed chart: the header of its files names the chart's path.
+func testdataGoldenWithChartCopy(t *testing.T) goldenOptions {
+	o := testdataGolden()
+	o.chartsDir = copyDir(t, "testdata/charts")
+	return o
+}
+
+// runGoldenFails runs golden and wants it to fail.
+func runGoldenFails(t *testing.T, o goldenOptions) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := runGolden(&out, o); !errors.Is(err, errReported) {
+		t.Fatalf("want a failure, got %v\n%s", err, out.String())
+	}
+	return out.String()
 }
 
 func TestGoldenPassesOnCommittedFiles(t *testing.T) {
@@ -23,69 +47,134 @@ func TestGoldenPassesOnCommittedFiles(t *testing.T) {
 	if err := runGolden(&out, testdataGolden()); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	assertContains(t, out.String(), "PASS  demo/default\n", "PASS  demo/other-label\n",
+	assertContains(t, out.String(), "PASS  demo/default\n", "PASS  demo/custom\n",
 		"PASS  sync-policies testdata/policies/demo\n", "\n3 passed, 0 failed\n")
 }
 
-func TestGoldenDetectsOneCharacterTemplateChange(t *testing.T) {
-	o := testdataGolden()
-	o.chartsDir = copyDir(t, "testdata/charts")
-	replaceInFile(t, filepath.Join(o.chartsDir, "demo/templates/configmap.yaml"), "  greeting:", "  greetinG:")
+// The default golden file names what it does not repeat: the CRD, and the policy identical to its policies/ copy.
+// A ci case's golden file is a diff; where the case renders the policy differently, both sides show it in full.
+func TestGoldenFilesHoldOnlyWhatNoOtherFileHolds(t *testing.T) {
+	def := readFile(t, demoDefault)
+	assertContains(t, def,
+		"---\n# Source: demo/crds/widgets.demo.example.io.yaml (CRD file, installed as it is: not repeated here)\n---\n",
+		"---\n# Source: demo/templates/clusterpolicy.yaml (rendered as testdata/policies/demo/demo-require-label.yaml)\n")
+	for _, repeated := range []string{"CustomResourceDefinition", "ClusterPolicy"} {
+		if strings.Contains(def, repeated) {
+			t.Errorf("%s repeats a %s:\n%s", demoDefault, repeated, def)
+		}
+	}
+	assertContains(t, readFile(t, demoCustom), "--- default.yaml\n+++ ci/custom-values.yaml\n",
+		"-  greeting: \"hello\"\n+  greeting: \"hi\"\n+  farewell: \"bye\"\n",
+		" # Source: demo/templates/clusterpolicy.yaml\n", "-            team: \"?*\"\n+            owner: \"?*\"\n")
+}
+
+// The farewell line renders only with ci/custom-values.yaml: the change reaches no golden file but custom.diff.
+func TestGoldenDetectsOneCharacterChangeOnlyACaseRenders(t *testing.T) {
+	o := testdataGoldenWithChartCopy(t)
+	replaceInFile(t, filepath.Join(o.chartsDir, "demo/templates/configmap.yaml"), "  farewell:", "  fareweLl:")
 	o.junitFile = filepath.Join(t.TempDir(), "golden.xml")
 
-	var out bytes.Buffer
-	err := runGolden(&out, o)
-	if !errors.Is(err, errReported) {
-		t.Fatalf("want a failure, got %v\n%s", err, out.String())
-	}
-	assertContains(t, out.String(),
-		"FAIL  demo/default\n",
-		"FAIL  demo/other-label\n",
-		"--- testdata/golden/demo/default.yaml\n",
-		"+++ rendered demo/default\n",
-		"-  greeting: \"hello\"\n",
-		"+  greetinG: \"hello\"\n",
-		"\n1 passed, 2 failed\n",
+	out := runGoldenFails(t, o)
+	assertContains(t, out,
+		"PASS  demo/default\n",
+		"FAIL  demo/custom\n",
+		"render differs from "+demoCustom+"\n",
+		"--- "+demoCustom+"\n",
+		"+++ rendered demo/custom\n",
+		"-+  farewell: \"bye\"\n",
+		"++  fareweLl: \"bye\"\n",
+		"\n2 passed, 1 failed\n",
 	)
 	tests, failures, suites := junitCounts(t, o.junitFile)
-	if tests != 3 || failures != 2 || suites["golden"] != [2]int{2, 2} || suites["sync-policies"] != [2]int{1, 0} {
+	if tests != 3 || failures != 1 || suites["golden"] != [2]int{2, 1} || suites["sync-policies"] != [2]int{1, 0} {
 		t.Errorf("junit: tests=%d failures=%d suites=%v", tests, failures, suites)
 	}
 }
 
+// ci/custom-values.yaml sets the greeting: a change to its default changes the default render only. default.yaml
+// holds that render whole, so it fails there (custom.diff fails too, only because the line is in its context).
+func TestGoldenDetectsOneCharacterChangeOnlyTheDefaultRenders(t *testing.T) {
+	o := testdataGoldenWithChartCopy(t)
+	replaceInFile(t, filepath.Join(o.chartsDir, "demo/values.yaml"), "greeting: hello", "greeting: hellO")
+
+	out := runGoldenFails(t, o)
+	assertContains(t, out,
+		"FAIL  demo/default\n",
+		"render differs from "+demoDefault+"\n",
+		"-  greeting: \"hello\"\n",
+		"+  greeting: \"hellO\"\n",
+		"PASS  sync-policies testdata/policies/demo\n",
+	)
+}
+
+// A policy template change leaves policies/ stale: the render no longer matches the committed file, so the golden
+// file shows the policy whole instead of naming the file, and fails (as sync's own check does, which the sync tests
+// cover).
+func TestGoldenDetectsOneCharacterPolicyTemplateChange(t *testing.T) {
+	o := testdataGoldenWithChartCopy(t)
+	replaceInFile(t, filepath.Join(o.chartsDir, "demo/templates/clusterpolicy.yaml"), "is required", "is requireD")
+
+	out := runGoldenFails(t, o)
+	assertContains(t, out,
+		"FAIL  demo/default\n",
+		"-# Source: demo/templates/clusterpolicy.yaml (rendered as testdata/policies/demo/demo-require-label.yaml)\n",
+		"+# Source: demo/templates/clusterpolicy.yaml\n",
+		"+      message: \"label team is requireD\"\n",
+		"FAIL  demo/custom\n",
+	)
+}
+
+// A CRD is not a template: Helm installs the file of crds/ as it is, so the file is its own golden copy and a
+// change to its content is not a change of the render to review twice (the crdschema tests and e2e suites check
+// what it does). Whether the chart ships it is part of the render.
+func TestGoldenNamesCRDsWithoutComparingTheirContent(t *testing.T) {
+	o := testdataGoldenWithChartCopy(t)
+	crd := filepath.Join(o.chartsDir, "demo/crds/widgets.demo.example.io.yaml")
+	replaceInFile(t, crd, "kind: Widget", "kind: WidgeT")
+	var out bytes.Buffer
+	if err := runGolden(&out, o); err != nil {
+		t.Fatalf("a CRD content change failed golden: %v\n%s", err, out.String())
+	}
+
+	if err := os.Remove(crd); err != nil {
+		t.Fatal(err)
+	}
+	assertContains(t, runGoldenFails(t, o), "FAIL  demo/default\n",
+		"-# Source: demo/crds/widgets.demo.example.io.yaml (CRD file, installed as it is: not repeated here)\n")
+}
+
 func TestGoldenMissingFileFailsUnlessUpdated(t *testing.T) {
 	o := testdataGolden()
-	o.goldenDir = t.TempDir()
+	o.testsDir = t.TempDir()
 
-	var out bytes.Buffer
-	if err := runGolden(&out, o); !errors.Is(err, errReported) {
-		t.Fatalf("missing golden files passed: %v\n%s", err, out.String())
-	}
-	assertContains(t, out.String(), "missing golden file "+filepath.Join(o.goldenDir, "demo/default.yaml"))
+	out := runGoldenFails(t, o)
+	assertContains(t, out, "missing golden file "+filepath.Join(o.testsDir, "demo/golden/default.yaml"),
+		"missing golden file "+filepath.Join(o.testsDir, "demo/golden/custom.diff"))
 
 	o.update = true
-	out.Reset()
-	if err := runGolden(&out, o); err != nil {
-		t.Fatalf("update failed: %v\n%s", err, out.String())
+	var update bytes.Buffer
+	if err := runGolden(&update, o); err != nil {
+		t.Fatalf("update failed: %v\n%s", err, update.String())
 	}
-	for _, name := range []string{"default.yaml", "other-label.yaml"} {
-		if got, want := readFile(t, filepath.Join(o.goldenDir, "demo", name)), readFile(t, filepath.Join("testdata/golden/demo", name)); got != want {
+	for _, name := range []string{"default.yaml", "custom.diff"} {
+		got, want := readFile(t, filepath.Join(o.testsDir, "demo/golden", name)), readFile(t, filepath.Join("testdata/tests/demo/golden", name))
+		if got != want {
 			t.Errorf("-update wrote a different %s:\n%s", name, unifiedDiff("committed", "written", want, got))
 		}
 	}
 
 	o.update = false
-	out.Reset()
-	if err := runGolden(&out, o); err != nil {
-		t.Fatalf("files written by -update do not pass: %v\n%s", err, out.String())
+	var again bytes.Buffer
+	if err := runGolden(&again, o); err != nil {
+		t.Fatalf("files written by -update do not pass: %v\n%s", err, again.String())
 	}
 }
 
 func TestGoldenUpdateLeavesUpToDateFilesAlone(t *testing.T) {
 	o := testdataGolden()
-	o.goldenDir = copyDir(t, "testdata/golden")
+	o.testsDir = copyDir(t, "testdata/tests")
 	o.update = true
-	stale := filepath.Join(o.goldenDir, "demo/other-label.yaml")
+	stale := filepath.Join(o.testsDir, "demo/golden/custom.diff")
 	replaceInFile(t, stale, "label owner is required", "label 0wner is required")
 
 	var out bytes.Buffer
@@ -93,11 +182,50 @@ func TestGoldenUpdateLeavesUpToDateFilesAlone(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	assertContains(t, out.String(), "updated "+stale)
-	if strings.Contains(out.String(), "updated "+filepath.Join(o.goldenDir, "demo/default.yaml")) {
+	if strings.Contains(out.String(), "updated "+filepath.Join(o.testsDir, "demo/golden/default.yaml")) {
 		t.Errorf("an up-to-date golden file was rewritten:\n%s", out.String())
 	}
-	if readFile(t, stale) != readFile(t, "testdata/golden/demo/other-label.yaml") {
+	if readFile(t, stale) != readFile(t, demoCustom) {
 		t.Error("stale golden file not rewritten")
+	}
+}
+
+// A case rendering as the defaults keeps a golden file (an empty diff), so that it cannot vanish unnoticed; and a
+// golden file whose case is gone fails until --update deletes it.
+func TestGoldenKeepsEmptyDiffsAndFailsOnGoldenFilesWithoutCase(t *testing.T) {
+	o := testdataGoldenWithChartCopy(t)
+	o.testsDir = copyDir(t, "testdata/tests")
+	writeFile(t, filepath.Join(o.chartsDir, "demo/ci/same-values.yaml"), "greeting: hello\n")
+	same := filepath.Join(o.testsDir, "demo/golden/same.diff")
+
+	assertContains(t, runGoldenFails(t, o), "FAIL  demo/same\n", "missing golden file "+same)
+	o.update = true
+	if err := runGolden(&bytes.Buffer{}, o); err != nil {
+		t.Fatal(err)
+	}
+	want := "# Golden file of chart demo, case ci/same-values.yaml: its render as a diff from default.yaml, both\n" +
+		"# normalised (see policytest golden --help). Empty: it renders as default.yaml.\n"
+	if got := readFile(t, same); got != want {
+		t.Errorf("same.diff:\n%s\nwant:\n%s", got, want)
+	}
+	o.update = false
+	var out bytes.Buffer
+	if err := runGolden(&out, o); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+
+	if err := os.Remove(filepath.Join(o.chartsDir, "demo/ci/same-values.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	assertContains(t, runGoldenFails(t, o), "FAIL  demo/same.diff\n", "golden file without a case: "+same)
+	o.update = true
+	out.Reset()
+	if err := runGolden(&out, o); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	assertContains(t, out.String(), "deleted "+same)
+	if fileExists(same) {
+		t.Error("golden file of a gone case not deleted")
 	}
 }
 
@@ -106,11 +234,42 @@ func TestGoldenFailsWhenPoliciesAreStale(t *testing.T) {
 	o.sync.outDir = copyDir(t, "testdata/policies/demo")
 	replaceInFile(t, filepath.Join(o.sync.outDir, "demo-require-label.yaml"), "label team is required", "label team is needed")
 
-	var out bytes.Buffer
-	if err := runGolden(&out, o); !errors.Is(err, errReported) {
-		t.Fatalf("stale policies passed: %v\n%s", err, out.String())
+	out := runGoldenFails(t, o)
+	assertContains(t, out, "FAIL  sync-policies "+o.sync.outDir, "stale:   "+filepath.Join(o.sync.outDir, "demo-require-label.yaml"),
+		// The render no longer matches the stale file: default.yaml shows it whole.
+		"FAIL  demo/default\n", "+# Source: demo/templates/clusterpolicy.yaml\n")
+}
+
+func TestGoldenDirIsNamedAfterTheProduct(t *testing.T) {
+	for chart, want := range map[string]string{
+		"virtual-ingress":         "tests/virtualingress/golden",
+		"virtualservice-operator": "tests/virtualservice/golden",
+		"apps-ingress-operator":   "tests/appsingress/golden",
+		"ssvirt":                  "tests/ssvirt/golden",
+	} {
+		if got := filepath.ToSlash(goldenDir("tests", chart)); got != want {
+			t.Errorf("%s: %s, want %s", chart, got, want)
+		}
 	}
-	assertContains(t, out.String(), "FAIL  sync-policies "+o.sync.outDir, "stale:   "+filepath.Join(o.sync.outDir, "demo-require-label.yaml"))
+}
+
+func TestUnifiedDiffShowsOnlyChangedLines(t *testing.T) {
+	// difflib's autojunk would treat the frequent "labels:" line as noise in a text of 200 lines or more and show
+	// it removed and added again.
+	var from, to strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&from, "name: a%d\nlabels:\n", i)
+		fmt.Fprintf(&to, "name: a%d\nlabels:\n", i)
+	}
+	from.WriteString("name: last\nlabels:\n")
+	to.WriteString("name: LAST\nlabels:\n")
+	want := "--- a\n+++ b\n@@ -198,5 +198,5 @@\n labels:\n name: a99\n labels:\n-name: last\n+name: LAST\n labels:\n"
+	if got := unifiedDiff("a", "b", from.String(), to.String()); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if got := unifiedDiff("a", "b", "x\n", "x\n"); got != "" {
+		t.Errorf("equal texts: %q", got)
+	}
 }
 
 func TestDiscoverCasesNamesCasesAfterCIValuesFiles(t *testing.T) {
@@ -122,7 +281,7 @@ func TestDiscoverCasesNamesCasesAfterCIValuesFiles(t *testing.T) {
 	for _, c := range cases {
 		ids = append(ids, c.ID())
 	}
-	if want := []string{"demo/default", "demo/other-label"}; !reflect.DeepEqual(ids, want) {
+	if want := []string{"demo/default", "demo/custom"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("cases %v, want %v", ids, want)
 	}
 	if _, err := discoverCases(t.TempDir()); err == nil {
@@ -139,14 +298,14 @@ func TestGoStyleLongFlagsWithOneDash(t *testing.T) {
 	}
 
 	// End to end through cobra: `golden -update` must parse and write the files.
-	goldenDir := t.TempDir()
-	root.SetArgs(goStyleFlags(root, []string{"golden", "-update", "--charts", "testdata/charts", "--golden-dir", goldenDir,
+	testsDir := t.TempDir()
+	root.SetArgs(goStyleFlags(root, []string{"golden", "-update", "--charts", "testdata/charts", "--tests-dir", testsDir,
 		"--policy-chart", "testdata/charts/demo", "--policies-dir", "testdata/policies/demo"}))
 	root.SetOut(&bytes.Buffer{})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(goldenDir, "demo/default.yaml")); err != nil {
+	if _, err := os.Stat(filepath.Join(testsDir, "demo/golden/default.yaml")); err != nil {
 		t.Errorf("golden -update wrote nothing: %v", err)
 	}
 }

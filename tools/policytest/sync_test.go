@@ -212,3 +212,70 @@ func targetsHeader(t *testing.T, o syncOptions) string {
 	}
 	return targets[0].header
 }
+
+// A suite directory gets no copy of a policy that renders as in the directory above: its suite names that file.
+func TestSyncWritesIntoASuiteOnlyPoliciesThatDifferFromTheDirectoryAbove(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "policies")
+	writeFile(t, filepath.Join(dir, suiteValuesFile), "requiredLabel: team\n")
+	writeFile(t, filepath.Join(dir, "greeting", suiteValuesFile), "greeting: hi\n") // no effect on the policy
+	writeFile(t, filepath.Join(dir, "owner", suiteValuesFile), "requiredLabel: owner\n")
+	o := syncInto(t, dir)
+
+	if fileExists(filepath.Join(dir, "greeting", "demo-require-label.yaml")) {
+		t.Error("a policy rendering as in the directory above was copied")
+	}
+	assertContains(t, readFile(t, filepath.Join(dir, "owner", "demo-require-label.yaml")), `message: "label owner is required"`)
+	if ok, out := checkSync(t, o); !ok {
+		t.Errorf("check fails right after a sync:\n%s", out)
+	}
+
+	// Left over from before: deleted like any generated file nothing renders.
+	left := filepath.Join(dir, "greeting", "demo-require-label.yaml")
+	writeFile(t, left, readFile(t, filepath.Join(dir, "demo-require-label.yaml")))
+	if ok, out := checkSync(t, o); ok || !strings.Contains(out, "extra:   "+left) {
+		t.Errorf("a copy identical to the one above not reported:\n%s", out)
+	}
+}
+
+// A suite needs only the policies it names: a directory holding a kyverno-test.yaml gets no others.
+func TestSyncWritesIntoASuiteOnlyThePoliciesItNames(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "policies")
+	writeFile(t, filepath.Join(dir, suiteValuesFile), "requiredLabel: team\n")
+	writeFile(t, filepath.Join(dir, "owner", suiteValuesFile), "requiredLabel: owner\n")
+	suite := filepath.Join(dir, "owner", kyvernoTestFile)
+	writeFile(t, suite, "kind: Test\npolicies:\n- ../demo-require-label.yaml\n")
+	o := syncInto(t, dir)
+	policy := filepath.Join(dir, "owner", "demo-require-label.yaml")
+	if fileExists(policy) {
+		t.Error("a policy the suite does not name was written")
+	}
+
+	writeFile(t, suite, "kind: Test\npolicies:\n- demo-require-label.yaml\n")
+	if ok, out := checkSync(t, o); ok || !strings.Contains(out, "missing: "+policy) {
+		t.Errorf("a policy the suite names is not wanted:\n%s", out)
+	}
+}
+
+// A suite naming its own copy of a policy that renders as in the directory above would fail to load it: the check
+// says so, and so does a sync, which cannot fix it.
+func TestSyncReportsSuitesNamingAPolicyItDoesNotWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "policies")
+	writeFile(t, filepath.Join(dir, suiteValuesFile), "requiredLabel: team\n")
+	writeFile(t, filepath.Join(dir, "greeting", suiteValuesFile), "greeting: hi\n")
+	suite := filepath.Join(dir, "greeting", kyvernoTestFile)
+	writeFile(t, suite, "kind: Test\npolicies:\n- demo-require-label.yaml\n")
+	o := syncOptions{chartDir: demoChart, outDir: dir}
+
+	err := writeSync(&bytes.Buffer{}, o)
+	want := suite + " names " + filepath.Join(dir, "greeting", "demo-require-label.yaml")
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("want an error naming %q, got %v", want, err)
+	}
+	if ok, out := checkSync(t, o); ok || !strings.Contains(out, "dangling: "+want) {
+		t.Errorf("dangling policy file not reported:\n%s", out)
+	}
+	writeFile(t, suite, "kind: Test\npolicies:\n- ../demo-require-label.yaml\n")
+	if ok, out := checkSync(t, o); !ok {
+		t.Errorf("a suite naming the file above fails:\n%s", out)
+	}
+}

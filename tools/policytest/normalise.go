@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+)
+
+// A render is normalised before it meets its golden file, so that golden files hold only what no other file of the
+// repository holds already:
+//
+//   - A CRD of the chart's crds/ directory becomes one comment line naming it. Helm installs those files as they
+//     are (they are no templates), so their copy in a golden file only repeated a source file. Their content is
+//     therefore not checked here (the crdschema tests and the e2e suites exercise it); whether the render holds
+//     them is, since the line is in the golden file.
+//   - A document identical to a file sync-policies generated (that file minus its header line: the same
+//     normalisation sync applies) becomes one comment line naming that file. Only the committed file is looked at,
+//     not what sync would write now: after a change to a policy template the committed file is stale, the document
+//     no longer matches and shows in full, and the golden file fails along with sync's own check.
+
+// normalDoc is one document of a render.
+type normalDoc struct {
+	source string // Helm's "# Source:" path: <chart>/templates/... or <chart>/crds/...
+	text   string // as rendered, "# Source:" line included, ending in one newline
+	ref    string // the comment line standing for it, or "" if it has none
+	crd    bool   // a CRD is never shown in full
+}
+
+type normalRender []normalDoc
+
+// normalise splits a manifest at its "---" lines, as render.Split does, and gives each document its reference line
+// where it has one. generated maps the body of every generated file to its path.
+func normalise(manifest string, generated map[string]string) (normalRender, error) {
+	var docs normalRender
+	source := ""
+	for _, chunk := range strings.SplitAfter("\n"+manifest, "\n---\n") {
+		chunk = strings.TrimSuffix(chunk, "---\n")
+		if strings.TrimSpace(chunk) == "" {
+			continue
+		}
+		text := strings.Trim(chunk, "\n") + "\n"
+		hasSource := false
+		if first, _, _ := strings.Cut(text, "\n"); strings.HasPrefix(first, "# Source: ") {
+			source, hasSource = strings.TrimPrefix(first, "# Source: "), true
+		}
+		if !hasSource && len(docs) > 0 && docs[len(docs)-1].crd {
+			continue // the next object of a multi-document CRD file: its reference stands for the whole file
+		}
+		doc := normalDoc{source: source, text: text}
+		if isCRDSource(source) {
+			doc.crd = true
+			doc.ref = "# Source: " + source + " (CRD file, installed as it is: not repeated here)\n"
+			docs = append(docs, doc)
+			continue
+		}
+		split, err := render.Split(chunk)
+		if err != nil {
+			return nil, err
+		}
+		if len(split) == 1 {
+			if path, ok := generated[split[0].YAML]; ok {
+				doc.ref = "# Source: " + source + " (rendered as " + path + ")\n"
+			}
+		}
+		docs = append(docs, doc)
+	}
+	return docs, nil
+}
+
+// isCRDSource tells a file of a crds/ directory from a template: Helm names the first <chart>/crds/<file>, or
+// <chart>/charts/<subchart>/crds/<file> for a subchart's, and templates <chart>/templates/<file>.
+func isCRDSource(source string) bool {
+	parts := strings.Split(source, "/")
+	i := 1
+	for i+1 < len(parts) && parts[i] == "charts" {
+		i += 2
+	}
+	return i+1 < len(parts) && parts[i] == "crds"
+}
+
+// text prints the render. Documents of the templates in full are printed whole even where they have a reference
+// line; CRDs never are.
+func (r normalRender) text(full map[string]bool) string {
+	var b strings.Builder
+	for _, d := range r {
+		b.WriteString("---\n")
+		if d.ref != "" && (d.crd || !full[d.source]) {
+			b.WriteString(d.ref)
+		} else {
+			b.WriteString(d.text)
+		}
+	}
+	return b.String()
+}
+
+// shownInFull lists the templates that have at least one document without a reference line.
+func (r normalRender) shownInFull(into map[string]bool) map[string]bool {
+	for _, d := range r {
+		if d.ref == "" {
+			into[d.source] = true
+		}
+	}
+	return into
+}
+
+// generatedBodies maps the body of every file sync-policies generated under dir (the file without its header
+// line) to its path. Where several have the same body, the one nearest to dir names it.
+func generatedBodies(dir string) (map[string]string, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		paths = append(paths, path)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	sort.SliceStable(paths, func(i, j int) bool {
+		return strings.Count(paths[i], string(filepath.Separator)) < strings.Count(paths[j], string(filepath.Separator))
+	})
+	bodies := map[string]string{}
+	for _, path := range paths {
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if !isGenerated(content) {
+			continue
+		}
+		_, body, _ := strings.Cut(string(content), "\n")
+		if _, taken := bodies[body]; !taken {
+			bodies[body] = filepath.ToSlash(path)
+		}
+	}
+	return bodies, nil
+}
