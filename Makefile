@@ -156,11 +156,11 @@ unit: ## go test $(PKGS) (default ./...)
 	$(GO) test $(PKGS)
 
 .PHONY: golden
-golden: bin/policytest | $(JUNIT_DIR) ## Compare chart renders with tests/golden; fail if policies/ is stale
+golden: bin/policytest | $(JUNIT_DIR) ## Compare chart renders with tests/<product>/golden; fail if policies/ is stale
 	bin/policytest golden --junit $(JUNIT_DIR)/golden.xml
 
 .PHONY: golden-update
-golden-update: sync-policies ## Regenerate policies/ and rewrite tests/golden
+golden-update: sync-policies ## Regenerate policies/ and rewrite tests/<product>/golden
 	bin/policytest golden --update
 
 .PHONY: sync-policies
