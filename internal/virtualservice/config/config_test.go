@@ -124,3 +124,58 @@ func tmpl(name, ns, host string) string {
 func quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
 }
+
+// TestServiceNamesYAMLWouldRetype: YAML 1.1 reads no, on, y, off, yes, true and null as booleans or null. Those are
+// valid Service names; substituted into the text of the template they would become `host: false` and get no working
+// VirtualService. Substituted into the parsed template they stay strings.
+func TestServiceNamesYAMLWouldRetype(t *testing.T) {
+	text := `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: ${serviceName}
+  namespace: ${defaultNamespace}
+  labels:
+    service: ${serviceName}
+spec:
+  hosts:
+  - ${serviceName}
+  http:
+  - route:
+    - destination:
+        host: ${serviceName}
+`
+	c, err := Parse([]byte("defaultNamespace: shop\nvirtualServiceTemplate: " + quote(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"no", "on", "y", "n", "off", "yes", "true", "null", "nan", "1e3", "0x1f"} {
+		r, err := c.Template().Render(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		dest := r.DefaultRoutes[0]["route"].([]any)[0].(map[string]any)["destination"].(map[string]any)
+		if r.Name != name || r.Labels["service"] != name || r.Hosts[0] != name || dest["host"] != name {
+			t.Errorf("%s: name %q, label %q, hosts %#v, destination host %#v: want the string %q everywhere",
+				name, r.Name, r.Labels["service"], r.Hosts, dest["host"], name)
+		}
+	}
+}
+
+func TestRenderLeavesTheTemplateUnchanged(t *testing.T) {
+	c, err := Parse([]byte("defaultNamespace: shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.Template().Render("cart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Template().Render("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Name != "cart-virtual-service" || second.Name != "web-virtual-service" || first.Hosts[0] != "cart.shop.svc.cluster.local" {
+		t.Errorf("renders %q %v and %q %v", first.Name, first.Hosts, second.Name, second.Hosts)
+	}
+}

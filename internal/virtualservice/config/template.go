@@ -21,9 +21,19 @@ var placeholder = regexp.MustCompile(`\$\{([^}]*)\}`)
 
 var knownPlaceholders = map[string]bool{"serviceName": true, "defaultNamespace": true}
 
-// Template is a validated virtualServiceTemplate.
+// Before parsing, each placeholder becomes a token that YAML reads as part of a plain string in any context: "${"
+// itself is not, since "{" opens a flow mapping inside "[${serviceName}]". Render replaces the tokens in the strings
+// of the parsed template.
+var toTokens = strings.NewReplacer("${serviceName}", serviceNameToken, "${defaultNamespace}", defaultNamespaceToken)
+
+const (
+	serviceNameToken      = "__virtualservice_operator_serviceName__"
+	defaultNamespaceToken = "__virtualservice_operator_defaultNamespace__"
+)
+
+// Template is a validated virtualServiceTemplate, parsed once.
 type Template struct {
-	text             string
+	doc              map[string]any
 	defaultNamespace string
 }
 
@@ -48,7 +58,17 @@ func ParseTemplate(text, defaultNamespace string) (*Template, error) {
 			return nil, fmt.Errorf("unknown placeholder %s (known: ${serviceName}, ${defaultNamespace})", m[0])
 		}
 	}
-	t := &Template{text: text, defaultNamespace: defaultNamespace}
+	js, err := yaml.YAMLToJSON([]byte(toTokens.Replace(text)))
+	if err != nil {
+		return nil, fmt.Errorf("not valid YAML: %w", err)
+	}
+	var doc map[string]any
+	// apimachinery's json keeps integers as int64, as in objects read from the API server, so that rendered and
+	// live fields compare equal.
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return nil, fmt.Errorf("not a YAML mapping: %w", err)
+	}
+	t := &Template{doc: doc, defaultNamespace: defaultNamespace}
 	a, err := t.Render("sample-a")
 	if err != nil {
 		return nil, err
@@ -63,21 +83,36 @@ func ParseTemplate(text, defaultNamespace string) (*Template, error) {
 	return t, nil
 }
 
-// Render substitutes the placeholders and decodes the result. Service names are DNS labels, so substituting into
-// the YAML text cannot change its structure.
+// Render substitutes the placeholders into the string keys and values of the parsed template and decodes the
+// result. Substituting into the YAML text instead would let a Service name change a value's type: YAML reads a
+// Service named no, on, y or null as false, true or null.
 func (t *Template) Render(serviceName string) (*Rendered, error) {
-	text := strings.NewReplacer("${serviceName}", serviceName, "${defaultNamespace}", t.defaultNamespace).Replace(t.text)
-	js, err := yaml.YAMLToJSON([]byte(text))
-	if err != nil {
-		return nil, fmt.Errorf("not valid YAML: %w", err)
-	}
-	var doc map[string]any
-	// apimachinery's json keeps integers as int64, as in objects read from the API server, so that rendered and
-	// live fields compare equal.
-	if err := json.Unmarshal(js, &doc); err != nil {
-		return nil, fmt.Errorf("not a YAML mapping: %w", err)
-	}
+	r := strings.NewReplacer(serviceNameToken, serviceName, defaultNamespaceToken, t.defaultNamespace)
+	doc, _ := substitute(t.doc, r).(map[string]any)
 	return t.decode(doc)
+}
+
+// substitute returns a copy of v with r applied to every string in it, map keys included; the parsed template is
+// shared by every Service and never changed.
+func substitute(v any, r *strings.Replacer) any {
+	switch v := v.(type) {
+	case string:
+		return r.Replace(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[r.Replace(k)] = substitute(x, r)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = substitute(x, r)
+		}
+		return out
+	default:
+		return v
+	}
 }
 
 func (t *Template) decode(doc map[string]any) (*Rendered, error) {
