@@ -494,8 +494,11 @@ func backgroundRulesWithout(chartDir, group, resource string) ([]any, error) {
 		return nil, fmt.Errorf("loading chart %s: %w", chartDir, err)
 	}
 	rules, found, err := unstructured.NestedSlice(ch.Values, "backgroundController", "rbac", "coreClusterRole", "extraResources")
-	if err != nil || !found {
-		return nil, fmt.Errorf("%s: backgroundController.rbac.coreClusterRole.extraResources not found (%v)", chartDir, err)
+	if err != nil {
+		return nil, fmt.Errorf("%s: backgroundController.rbac.coreClusterRole.extraResources: %w", chartDir, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: backgroundController.rbac.coreClusterRole.extraResources not found", chartDir)
 	}
 	var out []any
 	for _, r := range rules {
