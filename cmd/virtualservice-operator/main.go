@@ -13,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/controller"
 )
@@ -22,7 +21,7 @@ type flags struct {
 	configMapName, configMapNamespace string
 	istioAPIVersion                   string
 	metricsAddr, probeAddr            string
-	leaderElect                       bool
+	leaderElect, metricsSecure        bool
 	leaderElectionID                  string
 	maxConcurrentReconciles           int
 	qps                               float64
@@ -35,7 +34,8 @@ func parseFlags() flags {
 	flag.StringVar(&f.configMapName, "config-map", "virtualservice-operator-config", "name of the ConfigMap holding config.yaml")
 	flag.StringVar(&f.configMapNamespace, "config-map-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the ConfigMap and of the leader election Lease (default: $POD_NAMESPACE)")
 	flag.StringVar(&f.istioAPIVersion, "istio-api-version", "v1", "networking.istio.io version to read and write: v1 (Istio 1.22+), v1beta1 or v1alpha3")
-	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (/metrics); 0 disables it")
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint (/metrics); 0 disables it")
+	flag.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers the API server authenticates and authorises for GET /metrics; false serves plain HTTP to anyone")
 	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader through a Lease, for more than one replica")
 	flag.StringVar(&f.leaderElectionID, "leader-election-id", "virtualservice-operator", "name of the leader election Lease")
@@ -77,7 +77,7 @@ func run(f flags) error {
 	cfg.UserAgent = "virtualservice-operator"
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:                   controller.ManagerCacheOptions(cm),
-		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                 controller.MetricsServerOptions(f.metricsAddr, f.metricsSecure),
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        f.leaderElectionID,

@@ -62,3 +62,15 @@ Leader election Lease name (the operator's --leader-election-id), granted by nam
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 {{- end }}
+
+{{/*
+The metrics port: HTTPS with Kubernetes authentication and authorisation on 8443 (the kubebuilder convention), plain
+HTTP on 8080 when metrics.secure is off.
+*/}}
+{{- define "vso.metricsPort" -}}
+{{- ternary 8443 8080 .Values.metrics.secure }}
+{{- end }}
+
+{{- define "vso.metricsPortName" -}}
+{{- ternary "https-metrics" "http-metrics" .Values.metrics.secure }}
+{{- end }}

@@ -4,6 +4,8 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"path/filepath"
 	"testing"
 
@@ -76,9 +78,15 @@ func TestHelmInstall(t *testing.T) {
 			return err
 		})
 	}
+	// The one cluster-wide binding lets the operator review metrics callers (checkRBAC shows it grants no more).
 	crbs, err := kube.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + helmRelease})
-	if err != nil || len(crbs.Items) != 0 {
-		t.Errorf("cluster-wide bindings: %v %v", err, crbs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crb := range crbs.Items {
+		if crb.RoleRef.Name != helmName+"-metrics-auth" {
+			t.Errorf("cluster-wide binding %s to %s", crb.Name, crb.RoleRef.Name)
+		}
 	}
 
 	checkRBAC(t)
@@ -129,6 +137,9 @@ func checkRBAC(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Namespace: helmProd, Verb: "create", Group: "events.k8s.io", Resource: "events"}, true},
 		{authorizationv1.ResourceAttributes{Namespace: helmNS, Verb: "watch", Resource: "configmaps", Name: helmName + "-config"}, true},
 		{authorizationv1.ResourceAttributes{Namespace: helmNS, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: helmName}, true},
+		// Secure metrics: asking the API server who a caller is and what it may do.
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, true},
 		// Not more than that.
 		{authorizationv1.ResourceAttributes{Namespace: helmDev, Verb: "patch", Group: "networking.istio.io", Resource: "virtualservices"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: helmProd, Verb: "update", Resource: "services"}, false},
@@ -167,6 +178,17 @@ func runAsServiceAccount(t *testing.T) {
 	if err := sa.waitReady(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// Its secure metrics endpoint reviews callers with the chart's metrics-auth ClusterRole.
+	eventually(t, "metrics of the operator running under the chart's RBAC", func(context.Context) error {
+		code, _, err := httpGetAs(sa.metricsURL, metricsToken)
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK {
+			return fmt.Errorf("status %d, want 200", code)
+		}
+		return nil
+	})
 	createReady(t, helmDev, "orders")
 	prod := createReady(t, helmProd, "orders")
 	eventually(t, "VirtualService written under the chart's RBAC", func(ctx context.Context) error {

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -29,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
@@ -53,6 +53,8 @@ var (
 	dyn      dynamic.Interface
 	// op is the operator every test but the chart's talks to.
 	op *operator
+	// metricsToken is a ServiceAccount token allowed to GET /metrics, as Prometheus's would be.
+	metricsToken string
 	// conflicts makes the next write of a named VirtualService collide with a concurrent writer.
 	conflicts = &conflictInjector{armed: map[string]func(){}}
 )
@@ -116,6 +118,9 @@ func setup(ctx context.Context) error {
 	if err := fixture.CreateNamespaces(ctx, kube, prodNS, "dev-a", "dev-b", "dev-c", operatorNS); err != nil {
 		return err
 	}
+	if metricsToken, err = metricsReaderToken(ctx); err != nil {
+		return err
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: configName}, Data: map[string]string{"config.yaml": initialConf}}
 	if _, err := kube.CoreV1().ConfigMaps(operatorNS).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return err
@@ -143,7 +148,7 @@ func startOperator(cfg *rest.Config, cm types.NamespacedName, leaseName string) 
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:                         controller.ManagerCacheOptions(cm),
-		Metrics:                       metricsserver.Options{BindAddress: ports[0]},
+		Metrics:                       controller.MetricsServerOptions(ports[0], true),
 		HealthProbeBindAddress:        ports[1],
 		LeaderElection:                true,
 		LeaderElectionID:              leaseName,
@@ -162,7 +167,7 @@ func startOperator(cfg *rest.Config, cm types.NamespacedName, leaseName string) 
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	o := &operator{metricsURL: "http://" + ports[0] + "/metrics", probeURL: "http://" + ports[1], cancel: cancel, done: make(chan error, 1)}
+	o := &operator{metricsURL: "https://" + ports[0] + "/metrics", probeURL: "http://" + ports[1], cancel: cancel, done: make(chan error, 1)}
 	go func() { o.done <- mgr.Start(ctx) }()
 	return o, nil
 }
@@ -238,3 +243,28 @@ func (c *conflictInjector) wrap(rt http.RoundTripper) http.RoundTripper {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// metricsReaderToken gives a ServiceAccount the right to GET /metrics (what the chart's metrics-reader ClusterRole
+// grants) and returns its token.
+func metricsReaderToken(ctx context.Context) (string, error) {
+	_, err := kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-metrics-reader"},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: operatorNS, Name: "prometheus"}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "test-metrics-reader"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	cfg, err := cluster.ServiceAccountConfig(ctx, operatorNS, "prometheus")
+	if err != nil {
+		return "", err
+	}
+	return cfg.BearerToken, nil
+}

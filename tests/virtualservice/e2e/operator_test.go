@@ -341,7 +341,18 @@ func TestObservability(t *testing.T) {
 	if code, _, err := httpGet(op.probeURL + "/healthz"); err != nil || code != http.StatusOK {
 		t.Errorf("healthz: %d %v", code, err)
 	}
-	code, body, err := httpGet(op.metricsURL)
+	// The metrics name production Services: only callers the API server authenticates and authorises get them.
+	if code, _, err := httpGet(op.metricsURL); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("metrics without a token: %d %v, want 401", code, err)
+	}
+	stranger, err := cluster.ServiceAccountConfig(t.Context(), operatorNS, "stranger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, err := httpGetAs(op.metricsURL, stranger.BearerToken); err != nil || code != http.StatusForbidden {
+		t.Errorf("metrics with a token not allowed GET /metrics: %d %v, want 403", code, err)
+	}
+	code, body, err := httpGetAs(op.metricsURL, metricsToken)
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("metrics: %d %v", code, err)
 	}
