@@ -9,9 +9,9 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
-// TestKyvernoChartGivesControllers renders Kyverno's own chart as Start does and checks that it yields what
-// the processes are configured from.
-func TestKyvernoChartGivesControllers(t *testing.T) {
+// kyvernoModule is the directory of the Kyverno module the devcluster builds from.
+func kyvernoModule(t *testing.T) string {
+	t.Helper()
 	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -20,6 +20,13 @@ func TestKyvernoChartGivesControllers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Kyverno's module is not available: %v", err)
 	}
+	return modDir
+}
+
+// TestKyvernoChartGivesControllers renders Kyverno's own chart as Start does and checks that it yields what
+// the processes are configured from.
+func TestKyvernoChartGivesControllers(t *testing.T) {
+	modDir := kyvernoModule(t)
 	inst, kinds, err := renderKyverno(modDir, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -60,14 +67,7 @@ func renderKyverno(modDir, dataDir string) (*kyvernoInstall, map[string]int, err
 // TestKyvernoBackgroundControllerHasNoIngressRightsOfItsOwn: the devcluster's Kyverno gets Ingress rights only from
 // the charts under test, so an e2e suite proves their RBAC.
 func TestKyvernoBackgroundControllerHasNoIngressRightsOfItsOwn(t *testing.T) {
-	root, err := repo.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	modDir, err := kyvernoModuleDir(t.Context(), root)
-	if err != nil {
-		t.Fatalf("Kyverno's module is not available: %v", err)
-	}
+	modDir := kyvernoModule(t)
 	_, objs, err := renderKyvernoObjects(modDir, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
