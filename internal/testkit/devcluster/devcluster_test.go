@@ -30,7 +30,7 @@ import (
 )
 
 // The cluster tests build binaries (minutes, once) and start processes (seconds to a minute), so they sit behind
-// a build tag: go test -tags devcluster ./internal/devcluster/ (make devcluster-test, part of make test).
+// a build tag: go test -tags devcluster ./internal/testkit/devcluster/ (make devcluster-test, part of make test).
 var cluster *devcluster.Cluster
 
 func TestMain(m *testing.M) {
