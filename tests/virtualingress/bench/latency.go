@@ -12,11 +12,11 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
-// Targets from the project's issue: a VirtualIngress gets its Ingress within 500 ms, an Ingress follows a recreated
-// Service within 1 s (p95).
+// Latency targets (p95): a VirtualIngress gets its Ingress within 300 ms, an Ingress follows a recreated Service
+// within 600 ms.
 const (
-	createTarget   = 500 * time.Millisecond
-	recreateTarget = time.Second
+	createTarget   = 300 * time.Millisecond
+	recreateTarget = 600 * time.Millisecond
 )
 
 // createLatency creates VirtualIngresses one at a time (so that each measures latency, not a queue) over a set of
