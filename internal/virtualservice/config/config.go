@@ -49,6 +49,8 @@ type Config struct {
 	// VirtualServiceTemplate gives the generated object's name, labels, annotations, hosts, other spec fields and
 	// default route(s).
 	VirtualServiceTemplate string `json:"virtualServiceTemplate"`
+	// DeveloperRoutes limits which requests may select a developer route; by default only traffic inside the mesh.
+	DeveloperRoutes DeveloperRouteScope `json:"developerRoutes"`
 
 	template *Template
 }
@@ -72,6 +74,7 @@ func Parse(data []byte) (*Config, error) {
 	if c.VirtualServiceTemplate == "" {
 		c.VirtualServiceTemplate = DefaultTemplate
 	}
+	c.DeveloperRoutes.setDefaults()
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
@@ -101,7 +104,7 @@ func (c *Config) Equal(o *Config) bool {
 	}
 	return c.DefaultNamespace == o.DefaultNamespace && slices.Equal(c.DeveloperNamespaces, o.DeveloperNamespaces) &&
 		c.HeaderName == o.HeaderName && slices.Equal(c.ExcludedNamespaces, o.ExcludedNamespaces) &&
-		c.VirtualServiceTemplate == o.VirtualServiceTemplate
+		c.VirtualServiceTemplate == o.VirtualServiceTemplate && c.DeveloperRoutes.equal(o.DeveloperRoutes)
 }
 
 var errNoDefaultNamespace = errors.New("defaultNamespace is required")

@@ -20,6 +20,9 @@ func TestParseDefaults(t *testing.T) {
 	if !slices.Equal(c.Namespaces(), []string{"production", "dev-alice", "dev-bob"}) {
 		t.Errorf("namespaces %v", c.Namespaces())
 	}
+	if !slices.Equal(c.DeveloperRoutes.Gateways, []string{"mesh"}) {
+		t.Errorf("developerRoutes.gateways %v, want only the mesh by default", c.DeveloperRoutes.Gateways)
+	}
 	r, err := c.Template().Render("web")
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +55,9 @@ func TestParseErrors(t *testing.T) {
 		"owner refs in template": {"defaultNamespace: p\nvirtualServiceTemplate: " + quote("metadata: {name: '${serviceName}', ownerReferences: []}\nspec: {hosts: [h], http: [{}]}"), "metadata.ownerReferences is not supported"},
 		"bad label":              {"defaultNamespace: p\nvirtualServiceTemplate: " + quote("metadata: {name: '${serviceName}', labels: {a: 'b c'}}\nspec: {hosts: [h], http: [{}]}"), "metadata.labels[a]"},
 		"not yaml":               {"defaultNamespace: p\nvirtualServiceTemplate: '{{'", "virtualServiceTemplate"},
+		"bad gateway":            {"defaultNamespace: p\ndeveloperRoutes: {gateways: ['Public Gateway']}", "developerRoutes.gateways[0]"},
+		"bad source namespace":   {"defaultNamespace: p\ndeveloperRoutes: {sourceNamespaces: [Front_End]}", "developerRoutes.sourceNamespaces[0]"},
+		"bad source label":       {"defaultNamespace: p\ndeveloperRoutes: {sourceLabels: {app: 'a b'}}", "developerRoutes.sourceLabels[app]"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -111,6 +117,10 @@ func TestEqual(t *testing.T) {
 	a, _ := Parse([]byte("defaultNamespace: p\ndeveloperNamespaces: [a, b]"))
 	b, _ := Parse([]byte("defaultNamespace: p\ndeveloperNamespaces: [a, b]\nheaderName: x-developer"))
 	c, _ := Parse([]byte("defaultNamespace: p\ndeveloperNamespaces: [b, a]"))
+	open, _ := Parse([]byte("defaultNamespace: p\ndeveloperNamespaces: [a, b]\ndeveloperRoutes: {gateways: []}"))
+	if a.Equal(open) {
+		t.Error("Equal ignores developerRoutes")
+	}
 	if !a.Equal(b) || a.Equal(c) || a.Equal(nil) {
 		t.Error("Equal compares the effective configuration, order of developer namespaces included")
 	}

@@ -36,7 +36,7 @@ func (c *Config) validate() error {
 	for i, ns := range c.ExcludedNamespaces {
 		errs = append(errs, namespaceErr(fmt.Sprintf("excludedNamespaces[%d]", i), ns))
 	}
-	errs = append(errs, headerErr(c.HeaderName))
+	errs = append(errs, headerErr(c.HeaderName), c.DeveloperRoutes.validate())
 	return errors.Join(errs...)
 }
 

@@ -69,7 +69,7 @@ func Compute(in Input) (*Result, error) {
 		if in.Config.IsExcluded(dev.Namespace) || dev.Namespace == in.Service.Namespace {
 			continue
 		}
-		routes, reason := developerRoutes(in.Config.HeaderName, in.Service.Name, ports, dev)
+		routes, reason := developerRoutes(in.Config, in.Service.Name, ports, dev)
 		if len(routes) == 0 {
 			res.Skipped = append(res.Skipped, Skip{Namespace: dev.Namespace, Reason: reason})
 			continue
@@ -96,7 +96,7 @@ func routablePorts(svc *corev1.Service) []corev1.ServicePort {
 // developerRoutes gives the routes to dev for the production ports, or none and the reason. With one production
 // port the route matches on the header only; with several, one route per port also matches the port, so a request
 // never reaches a developer port other than the one it was sent to.
-func developerRoutes(header, service string, prodPorts []corev1.ServicePort, dev Developer) ([]map[string]any, string) {
+func developerRoutes(cfg *config.Config, service string, prodPorts []corev1.ServicePort, dev Developer) ([]map[string]any, string) {
 	if dev.Unreadable != "" {
 		return nil, "namespace not readable: " + dev.Unreadable
 	}
@@ -120,7 +120,7 @@ func developerRoutes(header, service string, prodPorts []corev1.ServicePort, dev
 			unready = append(unready, portString(d))
 			continue
 		}
-		match := map[string]any{"headers": map[string]any{header: map[string]any{"exact": dev.Namespace}}}
+		match := map[string]any{"headers": map[string]any{cfg.HeaderName: map[string]any{"exact": dev.Namespace}}}
 		name := RoutePrefix + "dev-" + dev.Namespace
 		if len(prodPorts) > 1 {
 			match["port"] = int64(p.Port)
@@ -128,7 +128,7 @@ func developerRoutes(header, service string, prodPorts []corev1.ServicePort, dev
 		}
 		routes = append(routes, map[string]any{
 			"name":  name,
-			"match": []any{match},
+			"match": cfg.DeveloperRoutes.Matches(match),
 			"route": []any{map[string]any{"destination": map[string]any{
 				"host": host,
 				"port": map[string]any{"number": int64(d.Port)},

@@ -78,7 +78,7 @@ func TestSinglePortOrderingAndShape(t *testing.T) {
 	if got := routeNames(res.DeveloperRoutes); !reflect.DeepEqual(got, []string{"vso-dev-dev-c", "vso-dev-dev-b"}) {
 		t.Fatalf("developer routes %v, want configuration order dev-c, dev-b", got)
 	}
-	want := `{"match":[{"headers":{"x-developer":{"exact":"dev-c"}}}],"name":"vso-dev-dev-c",` +
+	want := `{"match":[{"gateways":["mesh"],"headers":{"x-developer":{"exact":"dev-c"}}}],"name":"vso-dev-dev-c",` +
 		`"route":[{"destination":{"host":"web.dev-c.svc.cluster.local","port":{"number":80}}}]}`
 	if got := asJSON(t, res.DeveloperRoutes[0]); got != want {
 		t.Errorf("route\n got %s\nwant %s", got, want)
@@ -111,7 +111,7 @@ func TestPorts(t *testing.T) {
 		t.Fatalf("routes %v, want %v", got, want)
 	}
 	// Named ports match by name, so production port 80 goes to the developer's 8080; the match names the port.
-	want := `{"match":[{"headers":{"x-env":{"exact":"dev-a"}},"port":80}],"name":"vso-dev-dev-a-80",` +
+	want := `{"match":[{"gateways":["mesh"],"headers":{"x-env":{"exact":"dev-a"}},"port":80}],"name":"vso-dev-dev-a-80",` +
 		`"route":[{"destination":{"host":"api.dev-a.svc.cluster.local","port":{"number":8080}}}]}`
 	if g := asJSON(t, res.DeveloperRoutes[0]); g != want {
 		t.Errorf("route\n got %s\nwant %s", g, want)
@@ -241,5 +241,29 @@ func TestMergeKeepsForeignRoutes(t *testing.T) {
 	}
 	if want := []any{"vso-dev-dev-a", "canary", nil, "vso-default"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("merged %v, want %v", names, want)
+	}
+}
+
+// TestDeveloperRouteScope: by default a developer route matches only traffic inside the mesh; opened to a gateway and
+// narrowed to source namespaces and labels, each source namespace is one alternative match.
+func TestDeveloperRouteScope(t *testing.T) {
+	dev := []Developer{readyDev("dev-a", service("", "web", port("", 80)))}
+	res, err := Compute(Input{Config: parseConfig(t, "developerRoutes:\n  gateways: [mesh, istio-system/public]\n  sourceNamespaces: [frontend, e2e]\n  sourceLabels: {app: tester}\n"),
+		Service: service("prod", "web", port("", 80)), Developers: dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"gateways":["mesh","istio-system/public"],"headers":{"x-developer":{"exact":"dev-a"}},"sourceLabels":{"app":"tester"},"sourceNamespace":"frontend"},` +
+		`{"gateways":["mesh","istio-system/public"],"headers":{"x-developer":{"exact":"dev-a"}},"sourceLabels":{"app":"tester"},"sourceNamespace":"e2e"}]`
+	if got := asJSON(t, res.DeveloperRoutes[0]["match"]); got != want {
+		t.Errorf("match\n got %s\nwant %s", got, want)
+	}
+	// An explicit empty list opens the developer routes to every gateway the VirtualService is bound to.
+	res, err = Compute(Input{Config: parseConfig(t, "developerRoutes: {gateways: []}\n"), Service: service("prod", "web", port("", 80)), Developers: dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := asJSON(t, res.DeveloperRoutes[0]["match"]); got != `[{"headers":{"x-developer":{"exact":"dev-a"}}}]` {
+		t.Errorf("open match %s", got)
 	}
 }

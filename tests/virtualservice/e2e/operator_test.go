@@ -42,8 +42,9 @@ func TestCreateIsOneWriteOfTheFinalState(t *testing.T) {
 		t.Errorf("hosts %v", hosts)
 	}
 	want := map[string]any{
-		"name":  "vso-dev-dev-a",
-		"match": []any{map[string]any{"headers": map[string]any{"x-developer": map[string]any{"exact": "dev-a"}}}},
+		"name": "vso-dev-dev-a",
+		// Only traffic inside the mesh may pick a developer route: not requests arriving through an ingress gateway.
+		"match": []any{map[string]any{"headers": map[string]any{"x-developer": map[string]any{"exact": "dev-a"}}, "gateways": []any{"mesh"}}},
 		"route": []any{map[string]any{"destination": map[string]any{"host": "web.dev-a.svc.cluster.local", "port": map[string]any{"number": int64(80)}}}},
 	}
 	if got := httpRoutes(vs)[0]; !reflect.DeepEqual(got, want) {
@@ -381,3 +382,42 @@ func TestObservability(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestDeveloperRoutesExposure: developer routes match only mesh traffic by default; a ConfigMap edit opens them to a
+// named ingress gateway and narrows them to one source namespace, and the VirtualService follows without a restart.
+func TestDeveloperRoutesExposure(t *testing.T) {
+	restoreConfig(t)
+	createReady(t, prodNS, "exposed")
+	createReady(t, "dev-a", "exposed")
+	matchOf := func(vs *unstructured.Unstructured) []any {
+		return httpRoutes(vs)[0]["match"].([]any)
+	}
+	vs := waitVS(t, "exposed-virtual-service", hasRoutes("vso-dev-dev-a", "vso-default"))
+	if got := matchOf(vs); len(got) != 1 || !reflect.DeepEqual(got[0].(map[string]any)["gateways"], []any{"mesh"}) {
+		t.Fatalf("default developer route match %v, want gateways [mesh]", got)
+	}
+
+	setConfig(t, initialConf+"developerRoutes:\n  gateways: [mesh, istio-system/public]\n  sourceNamespaces: [frontend]\n")
+	waitVS(t, "exposed-virtual-service", func(vs *unstructured.Unstructured) error {
+		got := matchOf(vs)
+		want := []any{map[string]any{
+			"headers":         map[string]any{"x-developer": map[string]any{"exact": "dev-a"}},
+			"gateways":        []any{"mesh", "istio-system/public"},
+			"sourceNamespace": "frontend",
+		}}
+		if !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("developer route match %v, want %v", got, want)
+		}
+		return nil
+	})
+
+	// Back to the default, in force before the test ends: a reconfiguration still running when the suite stops the
+	// operator would hold up its shutdown.
+	setConfig(t, initialConf)
+	waitVS(t, "exposed-virtual-service", func(vs *unstructured.Unstructured) error {
+		if got := matchOf(vs); len(got) != 1 || got[0].(map[string]any)["sourceNamespace"] != nil {
+			return fmt.Errorf("developer route match %v, want the default again", got)
+		}
+		return nil
+	})
+}
