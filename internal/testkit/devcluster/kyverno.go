@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -337,14 +336,11 @@ func overrideArgs(args, overrides []string) []string {
 // controller must act as its own ServiceAccount: Kyverno recognises its own requests by user name (loop
 // protection, skipBackgroundRequests), and RBAC gaps only show when it runs with its real permissions.
 func (c *Cluster) serviceAccountKubeconfig(ctx context.Context, serviceAccount, path string) error {
-	seconds := int64(tokenLifetime / time.Second)
-	tr, err := c.kube.CoreV1().ServiceAccounts(KyvernoNamespace).CreateToken(ctx, serviceAccount, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds},
-	}, metav1.CreateOptions{})
+	token, err := c.serviceAccountToken(ctx, KyvernoNamespace, serviceAccount, tokenLifetime)
 	if err != nil {
-		return fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", KyvernoNamespace, serviceAccount, err)
+		return err
 	}
-	return writeKubeconfig(path, c.server, c.caPEM, "system:serviceaccount:"+KyvernoNamespace+":"+serviceAccount, tr.Status.Token)
+	return writeKubeconfig(path, c.server, c.caPEM, "system:serviceaccount:"+KyvernoNamespace+":"+serviceAccount, token)
 }
 
 // kyvernoWebhookNames are registered by the admission controller once it has its certificate and leads.

@@ -22,14 +22,23 @@ func (c *Cluster) ServiceAccountConfig(ctx context.Context, namespace, name stri
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating ServiceAccount %s/%s: %w", namespace, name, err)
 	}
-	seconds := int64(time.Hour / time.Second)
+	token, err := c.serviceAccountToken(ctx, namespace, name, time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.AnonymousClientConfig(c.RESTConfig())
+	cfg.BearerToken = token
+	return cfg, nil
+}
+
+// serviceAccountToken requests a token of namespace/name valid for lifetime (TokenRequest API).
+func (c *Cluster) serviceAccountToken(ctx context.Context, namespace, name string, lifetime time.Duration) (string, error) {
+	seconds := int64(lifetime / time.Second)
 	tr, err := c.kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, name, err)
+		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, name, err)
 	}
-	cfg := rest.AnonymousClientConfig(c.RESTConfig())
-	cfg.BearerToken = tr.Status.Token
-	return cfg, nil
+	return tr.Status.Token, nil
 }
