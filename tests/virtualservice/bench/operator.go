@@ -150,3 +150,27 @@ func (l *lazyOperator) peakRSSMiB() float64 {
 	}
 	return (*l.p).peakRSSMiB()
 }
+
+// waitServing waits until the operator answers on its metrics endpoint, and a little more for its caches to sync:
+// a phase that measures it running must not measure its start.
+func (p *operatorProcess) waitServing(ctx context.Context) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := p.metrics(); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("operator not serving metrics after a minute: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(3 * time.Second):
+		return nil
+	}
+}

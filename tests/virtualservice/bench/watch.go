@@ -27,8 +27,12 @@ type routeState struct {
 type watcher struct {
 	expected int
 
-	mu        sync.Mutex
-	writes    int
+	mu     sync.Mutex
+	writes int
+	// decreases counts writes that left a VirtualService with fewer routes than its previous version: a developer
+	// route that flapped away (requests meant for a developer namespace go to production meanwhile).
+	decreases int
+	routes    map[string]int
 	want      routeState
 	converged map[string]bool
 	doneAt    time.Time
@@ -40,7 +44,7 @@ func startWatch(ctx context.Context, cfg *rest.Config, expected int) (*watcher, 
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{expected: expected, converged: map[string]bool{}}
+	w := &watcher{expected: expected, converged: map[string]bool{}, routes: map[string]int{}}
 	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, fixture.VirtualServices, prodNS, 0, cache.Indexers{}, nil)
 	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) { w.observe(o.(*unstructured.Unstructured), true) },
@@ -61,9 +65,14 @@ func startWatch(ctx context.Context, cfg *rest.Config, expected int) (*watcher, 
 func (w *watcher) observe(vs *unstructured.Unstructured, write bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	http, _, _ := unstructured.NestedSlice(vs.Object, "spec", "http")
 	if write {
 		w.writes++
+		if prev, seen := w.routes[vs.GetName()]; seen && len(http) < prev {
+			w.decreases++
+		}
 	}
+	w.routes[vs.GetName()] = len(http)
 	if w.done == nil {
 		return
 	}
@@ -89,6 +98,20 @@ func (w *watcher) result() (time.Time, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.doneAt, w.writes
+}
+
+// counts returns the writes and route-count decreases seen so far.
+func (w *watcher) counts() (writes, decreases int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes, w.decreases
+}
+
+// forget drops what the watcher knows of deleted VirtualServices, so that their re-creation is not a decrease.
+func (w *watcher) forget() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.routes = map[string]int{}
 }
 
 func (w *watcher) progress() int {
