@@ -183,7 +183,7 @@ parity: bin/policytest | $(JUNIT_DIR) ## Run the fixtures through both policy en
 E2E_PRODUCTS := $(patsubst tests/%/e2e/,%,$(wildcard tests/*/e2e/))
 
 .PHONY: e2e
-e2e: $(addprefix e2e-,$(E2E_PRODUCTS)) ## Every product's end-to-end suite on real local control planes
+e2e: $(addprefix e2e-,$(E2E_PRODUCTS)) ## Every product's end-to-end suite on real local control planes (one: make e2e-<product>)
 
 .PHONY: $(addprefix e2e-,$(E2E_PRODUCTS))
 $(addprefix e2e-,$(E2E_PRODUCTS)): e2e-%: | $(JUNIT_DIR) ## One product's end-to-end suite: e2e-virtualingress, e2e-virtualservice, ...
