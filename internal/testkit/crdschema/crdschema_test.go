@@ -134,21 +134,8 @@ func TestRejectsBadBackends(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := coder(t)
-			rules := obj.Object["spec"].(map[string]any)["rules"].([]any)
-			svc := rules[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)["backend"].(map[string]any)["service"].(map[string]any)
-			tc.mutate(svc, obj.Object)
-
-			errs := v.Validate(context.Background(), obj)
-			if len(errs) == 0 {
-				t.Fatal("accepted, want rejection")
-			}
-			summary := Summary(errs)
-			for _, line := range strings.Split(summary, "\n") {
-				if containsAll(line, tc.want) {
-					return
-				}
-			}
-			t.Fatalf("no error names %q; got:\n%s", tc.want, summary)
+			tc.mutate(serviceOf(obj.Object), obj.Object)
+			assertRejected(t, v, obj, tc.want)
 		})
 	}
 }
@@ -166,66 +153,34 @@ func containsAll(s string, parts []string) bool {
 // written, with the field named, not later when Kyverno writes the Ingress while the VirtualIngress says Ready.
 func TestRejectsWhatTheIngressAPIRejects(t *testing.T) {
 	const path0 = "spec.rules[0].http.paths[0]"
-	set := func(keys ...string) func(string, any) func(map[string]any) {
-		return func(field string, value any) func(map[string]any) {
-			return func(obj map[string]any) {
-				m := obj
-				for _, k := range keys {
-					switch next := m[k].(type) {
-					case map[string]any:
-						m = next
-					case []any:
-						m = next[0].(map[string]any)
-					}
-				}
-				m[field] = value
-			}
-		}
-	}
-	spec, rule0, tls0 := set("spec"), set("spec", "rules"), set("spec", "tls")
-	pathItem := set("spec", "rules", "http", "paths")
-	port := set("spec", "rules", "http", "paths", "backend", "service", "port")
+	type obj = map[string]any
 	cases := []struct {
 		name   string
-		mutate func(map[string]any)
+		mutate func(obj)
 		want   []string
 	}{
-		{"host *", rule0("host", "*"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
-		{"host with spaces and braces", rule0("host", "a b;{}"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
-		{"host an IP address", rule0("host", "10.0.0.1"), []string{"spec.rules[0].host", "no IP address"}},
-		{"host upper case", rule0("host", "Coder.example.com"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
-		{"host wildcard not leftmost", rule0("host", "a.*.example.com"), []string{"spec.rules[0].host", "a host must be a DNS name"}},
-		{"tls host with a port", func(o map[string]any) {
-			tls0("hosts", []any{"coder.example.com:443"})(o)
-		}, []string{"spec.tls[0].hosts[0]", "a host must be a DNS name"}},
-		{"relative path", pathItem("path", "abc"), []string{path0 + ".path", "path must be an absolute path"}},
-		{"Prefix path without path", func(o map[string]any) {
-			p := o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)
-			delete(p, "path")
-		}, []string{path0 + ".path", "path must be an absolute path"}},
-		{"Prefix path with //", pathItem("path", "/a//b"), []string{path0 + ".path", "must not contain '//'"}},
-		{"Exact path ending in /..", func(o map[string]any) {
-			pathItem("pathType", "Exact")(o)
-			pathItem("path", "/a/..")(o)
+		{"host *", func(o obj) { firstRule(o)["host"] = "*" }, []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"host with spaces and braces", func(o obj) { firstRule(o)["host"] = "a b;{}" }, []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"host an IP address", func(o obj) { firstRule(o)["host"] = "10.0.0.1" }, []string{"spec.rules[0].host", "no IP address"}},
+		{"host upper case", func(o obj) { firstRule(o)["host"] = "Coder.example.com" }, []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"host wildcard not leftmost", func(o obj) { firstRule(o)["host"] = "a.*.example.com" }, []string{"spec.rules[0].host", "a host must be a DNS name"}},
+		{"tls host with a port", func(o obj) { firstTLS(o)["hosts"] = []any{"coder.example.com:443"} }, []string{"spec.tls[0].hosts[0]", "a host must be a DNS name"}},
+		{"relative path", func(o obj) { firstPath(o)["path"] = "abc" }, []string{path0 + ".path", "path must be an absolute path"}},
+		{"Prefix path without path", func(o obj) { delete(firstPath(o), "path") }, []string{path0 + ".path", "path must be an absolute path"}},
+		{"Prefix path with //", func(o obj) { firstPath(o)["path"] = "/a//b" }, []string{path0 + ".path", "must not contain '//'"}},
+		{"Exact path ending in /..", func(o obj) {
+			firstPath(o)["pathType"], firstPath(o)["path"] = "Exact", "/a/.."
 		}, []string{path0 + ".path", "must not contain '//'"}},
-		{"ImplementationSpecific relative path", func(o map[string]any) {
-			pathItem("pathType", "ImplementationSpecific")(o)
-			pathItem("path", "abc")(o)
+		{"ImplementationSpecific relative path", func(o obj) {
+			firstPath(o)["pathType"], firstPath(o)["path"] = "ImplementationSpecific", "abc"
 		}, []string{path0 + ".path", "path must be an absolute path"}},
-		{"ingressClassName with spaces", spec("ingressClassName", "Other Class!"), []string{"spec.ingressClassName", "must be the name of an IngressClass"}},
-		{"port name with symbols", func(o map[string]any) {
-			delete(o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)["backend"].(map[string]any)["service"].(map[string]any)["port"].(map[string]any), "number")
-			port("name", "AB_;{}")(o)
-		}, []string{path0 + ".backend.service.port.name", "IANA_SVC_NAME"}},
-		{"port name of digits only", func(o map[string]any) {
-			delete(o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)["backend"].(map[string]any)["service"].(map[string]any)["port"].(map[string]any), "number")
-			port("name", "8080")(o)
-		}, []string{path0 + ".backend.service.port.name", "IANA_SVC_NAME"}},
-		{"secretName in another namespace", tls0("secretName", "other-ns/secret"), []string{"spec.tls[0].secretName", "no namespace prefix"}},
-		{"path with a Kyverno variable", pathItem("path", "/{{ request.userInfo.username }}"), []string{path0 + ".path", "path must not contain '{{'"}},
-		{"resource backend name with braces", func(o map[string]any) {
-			p := o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)
-			p["backend"] = map[string]any{"resource": map[string]any{"kind": "Bucket", "name": "{{ x }}"}}
+		{"ingressClassName with spaces", func(o obj) { o["spec"].(obj)["ingressClassName"] = "Other Class!" }, []string{"spec.ingressClassName", "must be the name of an IngressClass"}},
+		{"port name with symbols", func(o obj) { serviceOf(o)["port"] = obj{"name": "AB_;{}"} }, []string{path0 + ".backend.service.port.name", "IANA_SVC_NAME"}},
+		{"port name of digits only", func(o obj) { serviceOf(o)["port"] = obj{"name": "8080"} }, []string{path0 + ".backend.service.port.name", "IANA_SVC_NAME"}},
+		{"secretName in another namespace", func(o obj) { firstTLS(o)["secretName"] = "other-ns/secret" }, []string{"spec.tls[0].secretName", "no namespace prefix"}},
+		{"path with a Kyverno variable", func(o obj) { firstPath(o)["path"] = "/{{ request.userInfo.username }}" }, []string{path0 + ".path", "path must not contain '{{'"}},
+		{"resource backend name with braces", func(o obj) {
+			firstPath(o)["backend"] = obj{"resource": obj{"kind": "Bucket", "name": "{{ x }}"}}
 		}, []string{path0 + ".backend.resource.name", "should match"}},
 	}
 	v := loadValidator(t)
@@ -238,10 +193,27 @@ func TestRejectsWhatTheIngressAPIRejects(t *testing.T) {
 	}
 }
 
+// firstRule, firstPath and firstTLS are parts of the coder example: its first rule, that rule's first path, and its
+// first tls entry; serviceOf is the Service backend of that path, whose port a case replaces.
+func firstRule(o map[string]any) map[string]any {
+	return o["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)
+}
+
+func firstPath(o map[string]any) map[string]any {
+	return firstRule(o)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)
+}
+
+func firstTLS(o map[string]any) map[string]any {
+	return o["spec"].(map[string]any)["tls"].([]any)[0].(map[string]any)
+}
+
+func serviceOf(o map[string]any) map[string]any {
+	return firstPath(o)["backend"].(map[string]any)["service"].(map[string]any)
+}
+
 func TestAcceptsWhatTheIngressAPIAccepts(t *testing.T) {
 	obj := coder(t)
-	rules := obj.Object["spec"].(map[string]any)["rules"].([]any)
-	rule := rules[0].(map[string]any)
+	rule := firstRule(obj.Object)
 	rule["host"] = "*.coder.example.com"
 	paths := rule["http"].(map[string]any)["paths"].([]any)
 	paths[0].(map[string]any)["path"] = "/api/v1.2/items"
@@ -262,7 +234,7 @@ func TestAcceptsWhatTheIngressAPIAccepts(t *testing.T) {
 func TestCapsLabelSelectedBackends(t *testing.T) {
 	withBackends := func(selected, named int) *unstructured.Unstructured {
 		obj := coder(t)
-		rule := obj.Object["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)
+		rule := firstRule(obj.Object)
 		template := rule["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)
 		var paths []any
 		for i := range selected + named {
