@@ -15,15 +15,20 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 )
 
-// renderChart renders a chart the way `helm template` does and returns the objects of its manifest.
-// Hooks are left out: they are Jobs and Pods for install/upgrade/delete steps, which need a kubelet.
-// The Kubernetes version is render.KubeVersion, the version of the API server devcluster runs (both read from go.mod).
-func renderChart(chartDir, releaseName, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+// loadChart loads a chart directory without the dependencies it does not vendor (see dropMissingDependencies).
+func loadChart(chartDir string) (*chart.Chart, error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %s: %w", chartDir, err)
 	}
 	dropMissingDependencies(ch)
+	return ch, nil
+}
+
+// renderChart renders a chart the way `helm template` does and returns the objects of its manifest.
+// Hooks are left out: they are Jobs and Pods for install/upgrade/delete steps, which need a kubelet.
+// The Kubernetes version is render.KubeVersion, the version of the API server devcluster runs (both read from go.mod).
+func renderChart(ch *chart.Chart, releaseName, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	install, err := render.ClientOnlyInstall(releaseName, namespace)
 	if err != nil {
 		return nil, err
@@ -33,7 +38,7 @@ func renderChart(chartDir, releaseName, namespace string, values map[string]any)
 	install.APIVersions = chartutil.DefaultVersionSet
 	rel, err := install.Run(ch, values)
 	if err != nil {
-		return nil, fmt.Errorf("rendering chart %s: %w", chartDir, err)
+		return nil, fmt.Errorf("rendering chart %s: %w", ch.Name(), err)
 	}
 	return decodeObjects([]byte(rel.Manifest))
 }

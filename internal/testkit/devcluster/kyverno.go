@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -14,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -226,12 +226,15 @@ func (c *Cluster) applyKyvernoChart(ctx context.Context, a *applier, modDir stri
 // renderKyvernoObjects renders Kyverno's chart and returns how to run its controllers and the objects to
 // apply.
 func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructured.Unstructured, error) {
-	chartDir := filepath.Join(modDir, "charts", "kyverno")
-	backgroundRules, err := backgroundRulesWithout(chartDir, "networking.k8s.io", "ingresses")
+	ch, err := loadChart(filepath.Join(modDir, "charts", "kyverno"))
 	if err != nil {
 		return nil, nil, err
 	}
-	objs, err := renderChart(chartDir, "kyverno", KyvernoNamespace, map[string]any{
+	backgroundRules, err := backgroundRulesWithout(ch.Values, "networking.k8s.io", "ingresses")
+	if err != nil {
+		return nil, nil, err
+	}
+	objs, err := renderChart(ch, "kyverno", KyvernoNamespace, map[string]any{
 		// CRDs come from config/crds, applied server-side: some are too large for client-side apply, and
 		// the chart's CRD subcharts from remote repositories are not in the module.
 		"crds":          map[string]any{"install": false},
@@ -482,19 +485,15 @@ func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
 	return false
 }
 
-// backgroundRulesWithout returns the default extra RBAC rules of Kyverno's background controller with one resource
-// of one API group left out.
-func backgroundRulesWithout(chartDir, group, resource string) ([]any, error) {
-	ch, err := loader.Load(chartDir)
+// backgroundRulesWithout returns the default extra RBAC rules of Kyverno's background controller (from the chart's
+// default values) with one resource of one API group left out.
+func backgroundRulesWithout(values map[string]any, group, resource string) ([]any, error) {
+	rules, found, err := unstructured.NestedSlice(values, "backgroundController", "rbac", "coreClusterRole", "extraResources")
 	if err != nil {
-		return nil, fmt.Errorf("loading chart %s: %w", chartDir, err)
-	}
-	rules, found, err := unstructured.NestedSlice(ch.Values, "backgroundController", "rbac", "coreClusterRole", "extraResources")
-	if err != nil {
-		return nil, fmt.Errorf("%s: backgroundController.rbac.coreClusterRole.extraResources: %w", chartDir, err)
+		return nil, fmt.Errorf("the kyverno chart's backgroundController.rbac.coreClusterRole.extraResources: %w", err)
 	}
 	if !found {
-		return nil, fmt.Errorf("%s: backgroundController.rbac.coreClusterRole.extraResources not found", chartDir)
+		return nil, errors.New("the kyverno chart's backgroundController.rbac.coreClusterRole.extraResources not found")
 	}
 	var out []any
 	for _, r := range rules {
