@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
@@ -62,34 +60,4 @@ func renderKyverno(modDir, dataDir string) (*kyvernoInstall, map[string]int, err
 		kinds[o.GetKind()]++
 	}
 	return inst, kinds, err
-}
-
-// TestKyvernoBackgroundControllerHasNoIngressRightsOfItsOwn: the devcluster's Kyverno gets Ingress rights only from
-// the charts under test, so an e2e suite proves their RBAC.
-func TestKyvernoBackgroundControllerHasNoIngressRightsOfItsOwn(t *testing.T) {
-	modDir := kyvernoModule(t)
-	_, objs, err := renderKyvernoObjects(modDir, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sawConfigMaps := false
-	for _, o := range objs {
-		if o.GetKind() != "ClusterRole" || !strings.Contains(o.GetName(), "background") {
-			continue
-		}
-		rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
-		for _, r := range rules {
-			rule := r.(map[string]any)
-			resources, _ := rule["resources"].([]any)
-			for _, res := range resources {
-				if res == "ingresses" {
-					t.Errorf("ClusterRole %s grants %v on ingresses", o.GetName(), rule["verbs"])
-				}
-				sawConfigMaps = sawConfigMaps || res == "configmaps"
-			}
-		}
-	}
-	if !sawConfigMaps {
-		t.Error("no background ClusterRole rule on configmaps: the filter dropped more than Ingresses")
-	}
 }

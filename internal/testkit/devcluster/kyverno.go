@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -230,10 +228,6 @@ func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructu
 	if err != nil {
 		return nil, nil, err
 	}
-	backgroundRules, err := backgroundRulesWithout(ch.Values, "networking.k8s.io", "ingresses")
-	if err != nil {
-		return nil, nil, err
-	}
 	objs, err := renderChart(ch, "kyverno", KyvernoNamespace, map[string]any{
 		// CRDs come from config/crds, applied server-side: some are too large for client-side apply, and
 		// the chart's CRD subcharts from remote repositories are not in the module.
@@ -245,11 +239,6 @@ func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructu
 		// CRD in place would be refused ("resource virtualingresses not found"). The README asks users of the
 		// generatingPolicy engine for the same setting.
 		"admissionController": map[string]any{"crdWatcher": true},
-		// Kyverno's chart lets its background controller write Ingresses by default. Without that, the Ingress rights
-		// it has here are exactly what the charts under test grant, so their RBAC is proven sufficient and minimal.
-		"backgroundController": map[string]any{"rbac": map[string]any{"coreClusterRole": map[string]any{
-			"extraResources": backgroundRules,
-		}}},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -483,33 +472,4 @@ func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
 		}
 	}
 	return false
-}
-
-// backgroundRulesWithout returns the default extra RBAC rules of Kyverno's background controller (from the chart's
-// default values) with one resource of one API group left out.
-func backgroundRulesWithout(values map[string]any, group, resource string) ([]any, error) {
-	rules, found, err := unstructured.NestedSlice(values, "backgroundController", "rbac", "coreClusterRole", "extraResources")
-	if err != nil {
-		return nil, fmt.Errorf("the kyverno chart's backgroundController.rbac.coreClusterRole.extraResources: %w", err)
-	}
-	if !found {
-		return nil, errors.New("the kyverno chart's backgroundController.rbac.coreClusterRole.extraResources not found")
-	}
-	var out []any
-	for _, r := range rules {
-		rule, _ := r.(map[string]any)
-		groups, _ := rule["apiGroups"].([]any)
-		if !slices.Contains(groups, any(group)) {
-			out = append(out, r)
-			continue
-		}
-		resources, _ := rule["resources"].([]any)
-		kept := slices.DeleteFunc(slices.Clone(resources), func(x any) bool { return x == resource })
-		if len(kept) > 0 {
-			filtered := maps.Clone(rule)
-			filtered["resources"] = kept
-			out = append(out, filtered)
-		}
-	}
-	return out, nil
 }
