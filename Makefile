@@ -227,13 +227,18 @@ build: bin/helm ## helm package every chart (CHARTS) into dist/
 		bin/helm package "$$chart" -d $(DIST); \
 	done
 
-# The virtualservice-operator image: version from its chart's appVersion, revision from git (both are image labels).
-IMAGE_VERSION ?= $(shell awk '$$1 == "appVersion:" { gsub(/"/, "", $$2); print $$2 }' charts/virtualservice-operator/Chart.yaml)
+# One OCI image per controller binary: <binary>=<chart whose appVersion is its version>. The revision comes from git
+# (both are image labels).
+IMAGES := virtualservice-operator=virtualservice-operator virtual-ingress-controller=virtual-ingress
 IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+app_version = $(shell awk '$$1 == "appVersion:" { gsub(/"/, "", $$2); print $$2 }' charts/$(1)/Chart.yaml)
 
 .PHONY: images
-images: ## virtualservice-operator OCI image for linux/amd64 + linux/arm64 (no Docker) into _output/images/; prints digests
-	$(GO) run ./tools/images --out _output/images/virtualservice-operator --version $(IMAGE_VERSION) --revision '$(IMAGE_REVISION)'
+images: ## Every controller's OCI image for linux/amd64 + linux/arm64 (no Docker) into _output/images/<binary>; prints digests
+	@set -e; $(foreach image,$(IMAGES),\
+		$(GO) run ./tools/images --package ./cmd/$(word 1,$(subst =, ,$(image))) --name $(word 1,$(subst =, ,$(image))) \
+			--out _output/images/$(word 1,$(subst =, ,$(image))) --version $(call app_version,$(word 2,$(subst =, ,$(image)))) \
+			--revision '$(IMAGE_REVISION)';)
 
 ##@ Tools
 

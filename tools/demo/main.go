@@ -180,12 +180,13 @@ func printVirtualIngresses(ctx context.Context, dyn dynamic.Interface) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n$ kubectl get virtualingress -n %s\n%-8s %-18s %-6s %-10s %s\n", ns, "NAME", "INGRESS", "READY", "REASON", "AGE")
+	fmt.Printf("\n$ kubectl get virtualingress -n %s\n%-8s %-18s %-9s %-6s %-16s %s\n", ns, "NAME", "INGRESS", "RESOLVED", "READY", "REASON", "AGE")
 	for _, vi := range list.Items {
 		ingress, _, _ := unstructured.NestedString(vi.Object, "status", "ingress", "name")
-		status, reason, _ := virtualingress.ReadyCondition(&vi)
+		resolved, _, _ := virtualingress.Condition(&vi, "Resolved")
+		status, reason, _ := virtualingress.Condition(&vi, "Ready")
 		age := time.Since(vi.GetCreationTimestamp().Time).Round(time.Second)
-		fmt.Printf("%-8s %-18s %-6s %-10s %s\n", vi.GetName(), ingress, status, reason, age)
+		fmt.Printf("%-8s %-18s %-9s %-6s %-16s %s\n", vi.GetName(), ingress, resolved, status, reason, age)
 	}
 	return nil
 }

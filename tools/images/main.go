@@ -1,4 +1,4 @@
-// Command images builds the virtualservice-operator's OCI image for several platforms without a container engine:
+// Command images builds a controller's OCI image for several platforms without a container engine:
 // go build per platform, one layer per image on an empty base (nothing is pulled from a registry), and an OCI image
 // index written as an OCI layout. With the same sources and flags the digests are the same (fixed timestamps,
 // -trimpath).

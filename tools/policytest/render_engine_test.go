@@ -18,10 +18,10 @@ func TestEngineAutoPicksGeneratingPolicyOnlyWhenTheClusterServesIt(t *testing.T)
 		extra []string
 		want  []string // kinds of the kyverno policies rendered
 	}{
-		{"without GeneratingPolicy", nil, []string{"ClusterPolicy", "ClusterPolicy", "ClusterPolicy"}},
-		{"with policies.kyverno.io/v1/GeneratingPolicy", []string{"policies.kyverno.io/v1/GeneratingPolicy"}, []string{"GeneratingPolicy", "MutatingPolicy", "MutatingPolicy"}},
+		{"without GeneratingPolicy", nil, []string{"ClusterPolicy", "ClusterPolicy", "ClusterPolicy", "ClusterPolicy"}},
+		{"with policies.kyverno.io/v1/GeneratingPolicy", []string{"policies.kyverno.io/v1/GeneratingPolicy"}, []string{"GeneratingPolicy", "MutatingPolicy", "MutatingPolicy", "ValidatingPolicy"}},
 		// The group/version alone is not enough: the kind must be served.
-		{"with policies.kyverno.io/v1 only", []string{"policies.kyverno.io/v1"}, []string{"ClusterPolicy", "ClusterPolicy", "ClusterPolicy"}},
+		{"with policies.kyverno.io/v1 only", []string{"policies.kyverno.io/v1"}, []string{"ClusterPolicy", "ClusterPolicy", "ClusterPolicy", "ClusterPolicy"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			install, err := render.ClientOnlyInstall("virtual-ingress", render.Namespace)

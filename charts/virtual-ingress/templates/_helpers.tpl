@@ -75,23 +75,43 @@ any:
 {{/*
 Values the rule bodies in files/rules read, handed to Kyverno as a context variable (vi_config). Only mutate rules
 take it: a generate rule's context may not change on policy update. The CEL policies read the same JSON as a CEL map
-literal (variables.config): JSON is valid CEL for a map of strings.
+literal (variables.config): JSON is valid CEL for a map of strings. statusWriter is the username whose writes of
+the Ready condition the resolve policies keep.
 */}}
 {{- define "virtual-ingress.config" -}}
-{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches | toJson }}
+{{- $writer := printf "system:serviceaccount:%s:%s" .Release.Namespace (include "virtual-ingress.controllerName" .) }}
+{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches "statusWriter" $writer | toJson }}
 {{- end }}
 
 {{/*
-One mutate rule: the Kyverno rule body from files/rules/<file>.yaml plus match/exclude from values and the vi_config
-context variable. Call with (dict "file" "x.yaml" "kinds" (list ...) "operations" (list ...) "root" $).
+Name of the status controller's Deployment, ServiceAccount and namespaced objects.
 */}}
-{{- define "virtual-ingress.mutateRule" -}}
+{{- define "virtual-ingress.controllerName" -}}
+{{- printf "%s-controller" (include "virtual-ingress.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Selector labels of the status controller's pods.
+*/}}
+{{- define "virtual-ingress.controllerSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "virtual-ingress.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: status-controller
+{{- end }}
+
+{{/*
+One ClusterPolicy rule: the Kyverno rule body from files/rules/<file>.yaml plus match/exclude from values and the
+vi_config context variable. Call with (dict "file" "x.yaml" "kinds" (list ...) "operations" (list ...) "root" $), and
+"everywhere" true for a rule that ignores the namespace restrictions (as the generate rule does).
+*/}}
+{{- define "virtual-ingress.rule" -}}
 {{- $root := .root }}
 {{- $rule := $root.Files.Get (printf "files/rules/%s" .file) | fromYaml }}
 {{- $config := dict "name" "vi_config" "variable" (dict "value" (include "virtual-ingress.config" $root | fromJson)) }}
 {{- $_ := set $rule "context" (prepend ($rule.context | default list) $config) }}
-{{- $_ = set $rule "match" (include "virtual-ingress.match" (dict "kinds" .kinds "operations" .operations "Values" $root.Values) | fromYaml) }}
-{{- with include "virtual-ingress.exclude" $root | fromYaml }}
+{{- $values := ternary (dict "namespaces" (dict)) $root.Values (.everywhere | default false) }}
+{{- $_ = set $rule "match" (include "virtual-ingress.match" (dict "kinds" .kinds "operations" .operations "Values" $values) | fromYaml) }}
+{{- with include "virtual-ingress.exclude" (dict "Values" $values) | fromYaml }}
 {{- $_ = set $rule "exclude" . }}
 {{- end }}
 {{- list $rule | toYaml }}

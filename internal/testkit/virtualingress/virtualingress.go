@@ -63,12 +63,13 @@ func CoderSpec(labels map[string]string) map[string]any {
 	}
 }
 
-// ReadyCondition returns status, reason and message of the Ready condition ("" when there is none).
-func ReadyCondition(obj *unstructured.Unstructured) (status, reason, message string) {
+// Condition returns status, reason and message of the condition of that type ("" when there is none): Resolved (the
+// resolve policy's) or Ready (the status controller's).
+func Condition(obj *unstructured.Unstructured, conditionType string) (status, reason, message string) {
 	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conditions {
 		m, _ := c.(map[string]any)
-		if m["type"] == "Ready" {
+		if m["type"] == conditionType {
 			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"]), fmt.Sprint(m["message"])
 		}
 	}

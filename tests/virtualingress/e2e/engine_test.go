@@ -27,6 +27,7 @@ func install(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 	env.helm = release
+	startStatusController(t, nil)
 	waitAdmissionPoliciesEnforced(t)
 	t.Logf("chart installed with policy.engine=%s, policies ready in %s", engine, time.Since(start).Round(time.Millisecond))
 }
@@ -86,6 +87,6 @@ func waitEnginePolicies(t *testing.T, engine string) {
 				return false, fmt.Sprint(names), nil
 			}
 		}
-		return len(names) == 3, fmt.Sprint(names), nil
+		return len(names) == 4, fmt.Sprint(names), nil
 	})
 }

@@ -118,7 +118,7 @@ func testMultipleMatchesOldest(t *testing.T) {
 	createService(t, ns, "web-aqua", labels)
 	createVirtualIngress(t, virtualIngress(ns, "web", virtualingress.CoderSpec(labels)))
 	waitIngressServices(t, ns, "web-generated", "web-green")
-	vi := waitReady(t, ns, "web", "True", "Resolved")
+	vi := waitReady(t, ns, "web", "True", "IngressUpToDate")
 	if msg := fmt.Sprint(virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["message"]); !strings.Contains(msg, "oldest of 2") {
 		t.Fatalf("message %q does not say why web-green was chosen", msg)
 	}
@@ -219,6 +219,7 @@ func upgrade(t *testing.T, values map[string]any) {
 	if err := env.cluster.WaitPoliciesReady(ctx, policyengine.PolicySelector); err != nil {
 		t.Fatal(err)
 	}
+	startStatusController(t, values)
 }
 
 // generatedIngressUIDs maps namespace/name to UID for every Ingress the policies generated, cluster-wide.

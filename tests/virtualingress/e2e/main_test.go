@@ -29,6 +29,8 @@ var env struct {
 	helm     *helmrelease.Release
 	// engine is the chart's policy.engine under test; every install and upgrade passes it.
 	engine string
+	// stopController stops the status controller started by the last install or upgrade.
+	stopController func()
 }
 
 func TestMain(m *testing.M) {
@@ -65,5 +67,6 @@ func run(m *testing.M) int {
 	env.kube = kubernetes.NewForConfigOrDie(cluster.RESTConfig())
 	env.dyn = dynamic.NewForConfigOrDie(cluster.RESTConfig())
 
+	defer stopStatusController()
 	return m.Run()
 }

@@ -58,7 +58,7 @@ func testEngineMigration(t *testing.T) {
 		deleteService(t, ns, service)
 		createService(t, ns, next, relayLabels())
 		waitIngressServices(t, ns, "coder-generated", next)
-		waitReady(t, ns, "coder", "True", "Resolved")
+		waitReady(t, ns, "coder", "True", "IngressUpToDate")
 		assertIngressesKept(t, "recreating a Service after switching to "+to, before)
 		service = next
 	}

@@ -32,7 +32,7 @@ func testCreatedBeforeService(t *testing.T) {
 	name := ccmName(t)
 	createService(t, ns, name, relayLabels())
 	waitIngressServices(t, ns, "coder-generated", name)
-	waitReady(t, ns, "coder", "True", "Resolved")
+	waitReady(t, ns, "coder", "True", "IngressUpToDate")
 }
 
 func testServiceRecreated(t *testing.T) {
@@ -71,7 +71,7 @@ func testServiceRecreated(t *testing.T) {
 	createService(t, ns, second, relayLabels())
 	after := waitIngressServices(t, ns, "coder-generated", second)
 	t.Logf("Ingress followed the recreated Service in %s", time.Since(created).Round(time.Millisecond))
-	waitReady(t, ns, "coder", "True", "Resolved")
+	waitReady(t, ns, "coder", "True", "IngressUpToDate")
 
 	w.Stop()
 	<-events
@@ -100,7 +100,7 @@ func testSeveralBackends(t *testing.T) {
 		},
 	}))
 	waitIngressServices(t, ns, "portal-generated", grafana, relay, "static-site", grafana)
-	waitReady(t, ns, "portal", "True", "Resolved")
+	waitReady(t, ns, "portal", "True", "IngressUpToDate")
 }
 
 func testMultipleMatchesError(t *testing.T) {

@@ -93,7 +93,7 @@ func waitIngressServices(t *testing.T, ns, name string, want ...string) *network
 	return ing
 }
 
-// waitReady waits until the VirtualIngress's Ready condition has this status and reason.
+// waitReady waits until the VirtualIngress's Ready condition (the status controller's) has this status and reason.
 func waitReady(t *testing.T, ns, name, status, reason string) *unstructured.Unstructured {
 	t.Helper()
 	var vi *unstructured.Unstructured
@@ -103,7 +103,7 @@ func waitReady(t *testing.T, ns, name, status, reason string) *unstructured.Unst
 		if err != nil {
 			return false, "", err
 		}
-		s, r, m := virtualingress.ReadyCondition(vi)
+		s, r, m := virtualingress.Condition(vi, "Ready")
 		return s == status && r == reason, fmt.Sprintf("%s/%s: %s", s, r, m), nil
 	})
 	return vi

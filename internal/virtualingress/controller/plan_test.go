@@ -1,0 +1,51 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestPlanWaitsOutTheGraceThenRepairsWithBackoff(t *testing.T) {
+	opts := Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second}
+	if err := opts.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	missing := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true}
+	start := time.Unix(0, 0)
+	step := func(at time.Duration, pending bool) (bool, bool, time.Duration) {
+		return r.plan(viUID, missing, pending, start.Add(at))
+	}
+	if report, repair, wait := step(0, false); report || repair || wait != 5*time.Second {
+		t.Fatalf("at 0: report=%v repair=%v wait=%s, want a silent wait of the grace", report, repair, wait)
+	}
+	if report, repair, _ := step(6*time.Second, false); !report || repair {
+		t.Fatalf("after the grace: report=%v repair=%v, want a report and no repair yet", report, repair)
+	}
+	if _, repair, _ := step(31*time.Second, true); repair {
+		t.Fatal("repaired while Kyverno still held a request")
+	}
+	if _, repair, wait := step(31*time.Second, false); !repair || wait != 60*time.Second {
+		t.Fatalf("after RepairAfter: repair=%v wait=%s, want a repair and a doubled wait", repair, wait)
+	}
+	if _, repair, _ := step(61*time.Second, false); repair {
+		t.Fatal("repaired again before the back-off ran out")
+	}
+	if _, repair, _ := step(92*time.Second, false); !repair {
+		t.Fatal("no second repair after the back-off")
+	}
+	ok := verdict{status: "True", reason: ReasonUpToDate}
+	if report, repair, _ := r.plan(viUID, ok, false, start.Add(100*time.Second)); !report || repair || len(r.tracked) != 0 {
+		t.Fatalf("a healthy verdict: report=%v repair=%v tracked=%d", report, repair, len(r.tracked))
+	}
+}
+
+func TestPlanReportsLastingVerdictsAtOnce(t *testing.T) {
+	r := &Reconciler{opts: Options{Grace: time.Minute, RepairAfter: time.Minute, MaxRepairBackoff: time.Hour}, tracked: map[types.UID]*divergence{}}
+	taken := verdict{status: "False", reason: ReasonNameTaken}
+	if report, repair, _ := r.plan(viUID, taken, false, time.Unix(0, 0)); !report || repair {
+		t.Fatalf("name taken: report=%v repair=%v, want an immediate report and no repair", report, repair)
+	}
+}

@@ -1,0 +1,212 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// Reconciler keeps the Ready condition of every VirtualIngress true to its Ingress, and repairs what Kyverno dropped.
+type Reconciler struct {
+	client   client.Client
+	recorder events.EventRecorder
+	opts     Options
+	clock    clock.Clock
+
+	mu sync.Mutex
+	// tracked remembers, per VirtualIngress, since when a transient divergence has lasted and how its repairs went.
+	tracked map[types.UID]*divergence
+}
+
+type divergence struct {
+	reason     string
+	since      time.Time
+	lastRepair time.Time
+	repairs    int
+}
+
+// Reconcile computes the Ready verdict of one VirtualIngress and writes it when it changed. A divergence the normal
+// path usually clears (Kyverno still generating) is reported only once it outlasts Options.Grace; one that outlasts
+// Options.RepairAfter while Kyverno holds no request for it is repaired by writing the VirtualIngress (the policies
+// then re-resolve and regenerate), with a doubling back-off.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(GVK)
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		r.forget(obj.GetUID())
+		return ctrl.Result{}, nil
+	}
+	vi, err := newView(obj)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading VirtualIngress %s: %w", req, err)
+	}
+	// No Resolved condition: the policies do not serve this namespace, and its status is read-only.
+	if vi.condition(ConditionResolved) == nil {
+		return ctrl.Result{}, nil
+	}
+	in, pending, err := r.gather(ctx, obj, vi)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	v := decide(in)
+	now := r.clock.Now()
+	report, repair, wait := r.plan(obj.GetUID(), v, pending, now)
+	current := vi.condition(ConditionReady)
+	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != sanitize(v.message)
+	if (report && changed) || repair {
+		err := r.write(ctx, obj, current, v, repair, now)
+		switch {
+		case apierrors.IsConflict(err):
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+			// Refused by admission: under the clusterPolicy engine a VirtualIngress whose Ingress name someone else
+			// took may not be written at all (a write would hand that Ingress to Kyverno). The Event still tells.
+			log.FromContext(ctx).Info("status write refused", "error", err.Error())
+			wait = r.opts.RepairAfter
+		case err != nil:
+			return ctrl.Result{}, err
+		}
+		if report && changed {
+			eventType := corev1.EventTypeWarning
+			if v.status == metav1.ConditionTrue {
+				eventType = corev1.EventTypeNormal
+			}
+			r.recorder.Eventf(obj, nil, eventType, v.reason, "Check", "%s", sanitize(v.message))
+		}
+		if repair {
+			log.FromContext(ctx).Info("repairing", "reason", v.reason, "message", v.message)
+		}
+	}
+	if wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	return ctrl.Result{RequeueAfter: r.opts.Resync}, nil
+}
+
+// gather reads the Ingress, Kyverno's requests and the Services the verdict depends on, from the caches.
+func (r *Reconciler) gather(ctx context.Context, obj *unstructured.Unstructured, vi *view) (inputs, bool, error) {
+	in := inputs{vi: vi, uid: obj.GetUID()}
+	if vi.ingressName != "" {
+		ing := &networkingv1.Ingress{}
+		err := r.client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: vi.ingressName}, ing)
+		switch {
+		case err == nil:
+			in.ingress = ing
+		case !apierrors.IsNotFound(err):
+			return in, false, err
+		}
+	}
+	requests := newUpdateRequestList()
+	if err := r.client.List(ctx, requests, client.InNamespace(r.opts.KyvernoNamespace),
+		client.MatchingFields{triggerIndex: obj.GetNamespace() + "/" + obj.GetName()}); err != nil {
+		return in, false, err
+	}
+	pending, failure := generationState(requests.Items)
+	in.failure = failure
+	services := &corev1.ServiceList{}
+	if err := r.client.List(ctx, services, client.InNamespace(obj.GetNamespace())); err != nil {
+		return in, false, err
+	}
+	in.lag = resolutionLag(vi.backends, services.Items, r.opts.OnMultipleMatches)
+	return in, pending, nil
+}
+
+// plan decides whether to report the verdict now, whether to repair, and when to look again.
+func (r *Reconciler) plan(uid types.UID, v verdict, pending bool, now time.Time) (report, repair bool, wait time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !v.transient && !v.repairable {
+		delete(r.tracked, uid)
+		return true, false, 0
+	}
+	d := r.tracked[uid]
+	if d == nil || d.reason != v.reason {
+		d = &divergence{reason: v.reason, since: now}
+		if old := r.tracked[uid]; old != nil {
+			d.lastRepair, d.repairs = old.lastRepair, old.repairs
+		}
+		r.tracked[uid] = d
+	}
+	lasted := now.Sub(d.since)
+	report = !v.transient || lasted >= r.opts.Grace
+	if !report {
+		return false, false, r.opts.Grace - lasted
+	}
+	backoff := min(r.opts.RepairAfter<<min(d.repairs, 10), r.opts.MaxRepairBackoff)
+	next := d.since.Add(r.opts.RepairAfter)
+	if !d.lastRepair.IsZero() {
+		next = d.lastRepair.Add(backoff)
+	}
+	// While Kyverno still holds a request for this VirtualIngress, it is working on it (and retries failures itself).
+	if v.repairable && !pending && !now.Before(next) {
+		d.lastRepair = now
+		d.repairs++
+		return true, true, min(r.opts.RepairAfter<<min(d.repairs, 10), r.opts.MaxRepairBackoff)
+	}
+	if now.Before(next) {
+		return true, false, next.Sub(now)
+	}
+	return true, false, r.opts.RepairAfter
+}
+
+func (r *Reconciler) forget(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.tracked, uid)
+}
+
+// write replaces the Ready condition, and for a repair also status.lastServiceEvent: any write of the VirtualIngress
+// makes the resolve policy re-resolve it and the generate policy regenerate its Ingress. The resolve policy keeps the
+// Ready condition of a write only when it comes from this controller's ServiceAccount. The merge patch carries the
+// resourceVersion, so a write based on an outdated read is refused and retried.
+func (r *Reconciler) write(ctx context.Context, obj *unstructured.Unstructured, current *metav1.Condition, v verdict,
+	repair bool, now time.Time,
+) error {
+	transition := now
+	if current != nil && current.Status == v.status {
+		transition = current.LastTransitionTime.Time
+	}
+	ready := map[string]any{
+		"type":               ConditionReady,
+		"status":             string(v.status),
+		"reason":             v.reason,
+		"message":            sanitize(v.message),
+		"lastTransitionTime": transition.UTC().Format(time.RFC3339),
+	}
+	conditions := []any{}
+	raw, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range raw {
+		if m, ok := c.(map[string]any); ok && m["type"] != ConditionReady {
+			conditions = append(conditions, m)
+		}
+	}
+	status := map[string]any{"conditions": append(conditions, ready)}
+	if repair {
+		status["lastServiceEvent"] = fmt.Sprintf("repair at %s: %s", now.UTC().Format(time.RFC3339), sanitize(v.message))
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion()},
+		"status":   status,
+	})
+	if err != nil {
+		return err
+	}
+	return r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+}

@@ -1,0 +1,75 @@
+package controller
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// updateRequestGVK is Kyverno's record of a pending generation: its status tells why a generation failed (an
+// admission policy that refused the Ingress, for one), which Kyverno reports nowhere else.
+var updateRequestGVK = schema.GroupVersionKind{Group: "kyverno.io", Version: "v2", Kind: "UpdateRequest"}
+
+// triggerIndex indexes UpdateRequests by the namespace/name of the VirtualIngress whose generation they carry.
+const triggerIndex = "virtual-ingress.io/trigger"
+
+func newUpdateRequestList() *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(updateRequestGVK.GroupVersion().WithKind(updateRequestGVK.Kind + "List"))
+	return list
+}
+
+// updateRequestTrigger is the index function: generate requests (both engines) whose trigger is a VirtualIngress.
+// Kyverno names the trigger in spec.resource, or per rule in spec.ruleContext[].trigger (the CEL engine's requests).
+func updateRequestTrigger(obj client.Object) []string {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	requestType, _, _ := unstructured.NestedString(u.Object, "spec", "requestType")
+	if requestType != "generate" && requestType != "cel-generate" {
+		return nil
+	}
+	triggers := []any{}
+	if resource, ok, _ := unstructured.NestedMap(u.Object, "spec", "resource"); ok {
+		triggers = append(triggers, resource)
+	}
+	rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "ruleContext")
+	for _, r := range rules {
+		if m, ok := r.(map[string]any); ok && m["trigger"] != nil {
+			triggers = append(triggers, m["trigger"])
+		}
+	}
+	seen := map[string]bool{}
+	var keys []string
+	for _, t := range triggers {
+		m, _ := t.(map[string]any)
+		if m["kind"] != GVK.Kind {
+			continue
+		}
+		key := fmt.Sprint(m["namespace"]) + "/" + fmt.Sprint(m["name"])
+		if !seen[key] {
+			seen[key] = true
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// generationState summarises the UpdateRequests of one VirtualIngress: whether Kyverno still has one to process, and
+// the message of a failed one.
+func generationState(requests []unstructured.Unstructured) (pending bool, failure string) {
+	for _, ur := range requests {
+		pending = true
+		state, _, _ := unstructured.NestedString(ur.Object, "status", "state")
+		message, _, _ := unstructured.NestedString(ur.Object, "status", "message")
+		retries, _, _ := unstructured.NestedInt64(ur.Object, "status", "retryCount")
+		// Kyverno turns a Failed request back to Pending to retry it; a retried one keeps its last message.
+		if message != "" && (state == "Failed" || retries > 0) {
+			failure = message
+		}
+	}
+	return pending, failure
+}

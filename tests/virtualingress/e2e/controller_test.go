@@ -1,0 +1,103 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
+)
+
+// The chart's release (helmrelease.ForRepoChart) and the status controller's ServiceAccount in it.
+const (
+	releaseNamespace         = "virtual-ingress"
+	controllerServiceAccount = "virtual-ingress-controller"
+)
+
+// statusControllerTimings are shorter than the chart's defaults so that the scenarios that wait for a repair stay
+// short; the logic is the same.
+var statusControllerTimings = controller.Options{Grace: 2 * time.Second, RepairAfter: 5 * time.Second, MaxRepairBackoff: 20 * time.Second}
+
+// startStatusController runs the status controller in this process, as the chart's Deployment would: authenticated
+// as the chart's ServiceAccount (so with the chart's RBAC and under its admission policies), with the flags the chart
+// derives from values. It replaces the one started before (an upgrade changes its flags; an uninstall deletes its
+// ServiceAccount).
+func startStatusController(t *testing.T, values map[string]any) {
+	t.Helper()
+	stopStatusController()
+	setControllerLogger(t)
+	cfg, err := env.cluster.ServiceAccountConfig(context.Background(), releaseNamespace, controllerServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := statusControllerTimings
+	opts.NameSuffix = stringValue(values, "-generated", "generatedIngress", "nameSuffix")
+	opts.OnMultipleMatches = stringValue(values, "error", "serviceDiscovery", "onMultipleMatches")
+	opts.SkipNameValidation = true
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Cache:                  controller.CacheOptions("kyverno"),
+		Client:                 controller.ClientOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controller.Setup(mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	env.stopController = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Logf("status controller: %v", err)
+		}
+	}
+}
+
+func stopStatusController() {
+	if env.stopController != nil {
+		env.stopController()
+		env.stopController = nil
+	}
+}
+
+// stringValue reads a nested chart value, or def when it is not given.
+func stringValue(values map[string]any, def string, path ...string) string {
+	var cur any = values
+	for _, key := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return def
+		}
+		cur = m[key]
+	}
+	if s, ok := cur.(string); ok {
+		return s
+	}
+	return def
+}
+
+var loggerOnce sync.Once
+
+// setControllerLogger sends the controller's log to a file under .devcluster (git-ignored), which outlives the cluster.
+func setControllerLogger(t *testing.T) {
+	loggerOnce.Do(func() {
+		f, err := os.Create(filepath.Join(env.repoRoot, ".devcluster", "e2e-status-controller.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctrl.SetLogger(zap.New(zap.WriteTo(f), zap.UseDevMode(true)))
+	})
+}

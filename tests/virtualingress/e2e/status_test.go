@@ -1,0 +1,232 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+)
+
+// testIngressNameTaken: a VirtualIngress whose Ingress name another team's Ingress holds is refused, and that Ingress
+// is left exactly as it was (the clusterPolicy engine's generate would otherwise rewrite and adopt it, and delete it
+// with the VirtualIngress).
+func testIngressNameTaken(t *testing.T) {
+	dumpKyvernoLogsOnFailure(t)
+	ns := newNamespace(t, "e2e-taken")
+	createService(t, ns, "shop-v1", map[string]string{"app": "shop"})
+	pathType := networkingv1.PathTypePrefix
+	theirs, err := env.kube.NetworkingV1().Ingresses(ns).Create(context.Background(), &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-generated", Namespace: ns},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "theirs.example.com",
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/", PathType: &pathType, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: "their-service", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = env.dyn.Resource(virtualIngressGVR).Namespace(ns).Create(context.Background(),
+		virtualIngress(ns, "shop", virtualingress.CoderSpec(map[string]string{"app": "shop"})), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "Ingress shop-generated already exists") ||
+		!strings.Contains(err.Error(), "never takes over an Ingress") {
+		t.Fatalf("creating a VirtualIngress whose Ingress name is taken: got %v, want a refusal naming the Ingress", err)
+	}
+	// Give Kyverno time to act if it had been handed the request anyway.
+	time.Sleep(2 * time.Second)
+	now, err := getIngress(ns, "shop-generated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.ResourceVersion != theirs.ResourceVersion || len(now.OwnerReferences) != 0 {
+		t.Fatalf("the other team's Ingress changed: resourceVersion %s -> %s, owners %v",
+			theirs.ResourceVersion, now.ResourceVersion, now.OwnerReferences)
+	}
+	// Another name is free: the same spec works.
+	createVirtualIngress(t, virtualIngress(ns, "shop2", virtualingress.CoderSpec(map[string]string{"app": "shop"})))
+	waitIngressServices(t, ns, "shop2-generated", "shop-v1")
+	waitReady(t, ns, "shop2", "True", "IngressUpToDate")
+}
+
+// testGenerationRefused: another admission policy refuses the Ingress Kyverno generates (a stand-in for a "disallow
+// snippets" rule). The VirtualIngress resolves, but Ready says the Ingress could not be created and why, and an Event
+// says so too. Once the offending annotation goes, the Ingress comes and Ready turns True.
+func testGenerationRefused(t *testing.T) {
+	dumpKyvernoLogsOnFailure(t)
+	ns := newNamespace(t, "e2e-refused")
+	refuseAnnotatedIngresses(t, ns, "e2e.virtual-ingress.io/refuse-me")
+	service := ccmName(t)
+	createService(t, ns, service, relayLabels())
+	vi := virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels()))
+	vi.SetAnnotations(map[string]string{"e2e.virtual-ingress.io/refuse-me": "yes"})
+	createVirtualIngress(t, vi)
+	got := waitReady(t, ns, "coder", "False", "GenerationFailed")
+	if _, _, message := virtualingress.Condition(got, "Ready"); !strings.Contains(message, "refused by the e2e policy") {
+		t.Fatalf("Ready message %q does not carry the admission denial", message)
+	}
+	if status, _, _ := virtualingress.Condition(got, "Resolved"); status != "True" {
+		t.Fatalf("Resolved=%s, want True: only the Ingress failed", status)
+	}
+	assertNoIngress(t, ns, "coder-generated")
+	waitEvent(t, ns, "coder", "GenerationFailed")
+
+	// A client cannot claim the Ingress works: a Ready condition it writes is dropped by the resolve policy.
+	forged := getVirtualIngress(t, ns, "coder")
+	if err := unstructured.SetNestedSlice(forged.Object, []any{map[string]any{
+		"type": "Ready", "status": "True", "reason": "IngressUpToDate", "message": "forged",
+	}}, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(context.Background(), forged, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, reason, _ := virtualingress.Condition(stored, "Ready"); status != "False" || reason != "GenerationFailed" {
+		t.Fatalf("after a client wrote Ready=True: Ready=%s/%s, want the controller's False/GenerationFailed", status, reason)
+	}
+
+	eventually(t, "the annotation removed", func() (bool, string, error) {
+		current := getVirtualIngress(t, ns, "coder")
+		current.SetAnnotations(nil)
+		_, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(context.Background(), current, metav1.UpdateOptions{})
+		return err == nil, errString(err), nil
+	})
+	waitIngressServices(t, ns, "coder-generated", service)
+	waitReady(t, ns, "coder", "True", "IngressUpToDate")
+	waitEvent(t, ns, "coder", "IngressUpToDate")
+}
+
+// refuseAnnotatedIngresses installs a ValidatingAdmissionPolicy that refuses Ingresses carrying annotation in ns, and
+// waits until the API server enforces it.
+func refuseAnnotatedIngresses(t *testing.T, ns, annotation string) {
+	t.Helper()
+	name := "e2e-refuse-" + ns
+	policies := env.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	_, err := policies.Create(context.Background(), &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{"networking.k8s.io"}, APIVersions: []string{"v1"},
+						Resources: []string{"ingresses"}},
+				}}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: fmt.Sprintf("!has(object.metadata.annotations) || !(%q in object.metadata.annotations)", annotation),
+				Message:    "refused by the e2e policy: annotation " + annotation,
+			}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindings := env.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	_, err = bindings.Create(context.Background(), &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = bindings.Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = policies.Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	probe := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns, Annotations: map[string]string{annotation: "probe"}},
+		Spec:       networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "x", Port: networkingv1.ServiceBackendPort{Number: 80}}}},
+	}
+	eventually(t, "the e2e Ingress policy to be enforced", func() (bool, string, error) {
+		_, err := env.kube.NetworkingV1().Ingresses(ns).Create(context.Background(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), "refused by the e2e policy"), errString(err), nil
+	})
+}
+
+// waitEvent waits for an Event with this reason about the VirtualIngress.
+func waitEvent(t *testing.T, ns, name, reason string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("Event %s on VirtualIngress %s/%s", reason, ns, name), func() (bool, string, error) {
+		events, err := env.kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		var seen []string
+		for _, e := range events.Items {
+			if e.Regarding.Kind == "VirtualIngress" && e.Regarding.Name == name {
+				if e.Reason == reason {
+					return true, "", nil
+				}
+				seen = append(seen, e.Reason)
+			}
+		}
+		return false, fmt.Sprint(seen), nil
+	})
+}
+
+// testSkippedRequestsRepaired: Kyverno drops generation requests when its queue is over updateRequestThreshold. With
+// the threshold at 0 every request is dropped; the VirtualIngress resolves but gets no Ingress, and Ready says so.
+// Once Kyverno takes requests again, the status controller's repair (a write of the VirtualIngress) brings the Ingress
+// without anyone touching the VirtualIngress.
+func testSkippedRequestsRepaired(t *testing.T) {
+	dumpKyvernoLogsOnFailure(t)
+	ns := newNamespace(t, "e2e-skipped")
+	service := ccmName(t)
+	createService(t, ns, service, relayLabels())
+	skippedBefore := countInLog(t, devcluster.ComponentKyverno, "UpdateRequest creation skipped")
+	setUpdateRequestThreshold(t, "0")
+	t.Cleanup(func() { setUpdateRequestThreshold(t, "1000") })
+	// Kyverno reloads its ConfigMap through a watch; give it that moment.
+	time.Sleep(3 * time.Second)
+
+	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
+	vi := waitReady(t, ns, "coder", "False", "IngressMissing")
+	if status, _, _ := virtualingress.Condition(vi, "Resolved"); status != "True" {
+		t.Fatalf("Resolved=%s, want True", status)
+	}
+	assertNoIngress(t, ns, "coder-generated")
+	if skipped := countInLog(t, devcluster.ComponentKyverno, "UpdateRequest creation skipped"); skipped <= skippedBefore {
+		t.Fatalf("Kyverno skipped no UpdateRequest (%d before, %d after): the scenario did not happen", skippedBefore, skipped)
+	}
+
+	setUpdateRequestThreshold(t, "1000")
+	waitIngressServices(t, ns, "coder-generated", service)
+	vi = waitReady(t, ns, "coder", "True", "IngressUpToDate")
+	if event, _, _ := unstructured.NestedString(vi.Object, "status", "lastServiceEvent"); !strings.HasPrefix(event, "repair at ") {
+		t.Fatalf("status.lastServiceEvent %q: the Ingress came without the controller's repair", event)
+	}
+}
+
+func setUpdateRequestThreshold(t *testing.T, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"data":{"updateRequestThreshold":%q}}`, value)
+	if _, err := env.kube.CoreV1().ConfigMaps("kyverno").Patch(context.Background(), "kyverno", types.MergePatchType,
+		[]byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countInLog(t *testing.T, component, text string) int {
+	t.Helper()
+	data, err := os.ReadFile(env.cluster.LogPath(component))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), text)
+}
