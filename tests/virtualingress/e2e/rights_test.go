@@ -135,6 +135,9 @@ func testWriteRights(t *testing.T) {
 	snippet.SetAnnotations(map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "location /admin { allow all; }"})
 	wantForbidden(t, "alice creating a VirtualIngress with a server snippet", alice.createVirtualIngress(snippet),
 		"annotation nginx.ingress.kubernetes.io/server-snippet is not allowed on a VirtualIngress")
+	// The status controller writes Ready once the Ingress is there; read after that, so the update below is not
+	// refused as a conflict before admission sees it.
+	waitReady(t, ns, "coder", "True", "IngressUpToDate")
 	coder, err := alice.dyn.Resource(virtualIngressGVR).Namespace(ns).Get(ctx, "coder", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

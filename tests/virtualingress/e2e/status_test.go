@@ -83,16 +83,18 @@ func testGenerationRefused(t *testing.T) {
 	waitEvent(t, ns, "coder", "GenerationFailed")
 
 	// A client cannot claim the Ingress works: a Ready condition it writes is dropped by the resolve policy.
-	forged := getVirtualIngress(t, ns, "coder")
-	if err := unstructured.SetNestedSlice(forged.Object, []any{map[string]any{
-		"type": "Ready", "status": "True", "reason": "IngressUpToDate", "message": "forged",
-	}}, "status", "conditions"); err != nil {
-		t.Fatal(err)
-	}
-	stored, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(context.Background(), forged, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var stored *unstructured.Unstructured
+	eventually(t, "a client's write of Ready=True stored", func() (bool, string, error) {
+		forged := getVirtualIngress(t, ns, "coder")
+		if err := unstructured.SetNestedSlice(forged.Object, []any{map[string]any{
+			"type": "Ready", "status": "True", "reason": "IngressUpToDate", "message": "forged",
+		}}, "status", "conditions"); err != nil {
+			return false, "", err
+		}
+		var err error
+		stored, err = env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(context.Background(), forged, metav1.UpdateOptions{})
+		return err == nil, errString(err), nil
+	})
 	if status, reason, _ := virtualingress.Condition(stored, "Ready"); status != "False" || reason != "GenerationFailed" {
 		t.Fatalf("after a client wrote Ready=True: Ready=%s/%s, want the controller's False/GenerationFailed", status, reason)
 	}
