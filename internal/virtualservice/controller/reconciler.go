@@ -35,6 +35,7 @@ type serviceReconciler struct {
 	recorder events.EventRecorder
 	gvk      schema.GroupVersionKind
 	backoff  wait.Backoff
+	written  *ownWrites
 }
 
 func (r *serviceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -89,6 +90,7 @@ func (r *serviceReconciler) waiting(err error) (ctrl.Result, error) {
 }
 
 func (r *serviceReconciler) serviceGone(ctx context.Context, prod client.Reader, ns, name string) (ctrl.Result, error) {
+	r.written.forget(client.ObjectKey{Namespace: ns, Name: name})
 	developerRoutes.DeleteLabelValues(name)
 	skippedRoutes.DeleteLabelValues(name)
 	// The owner reference lets the garbage collector do this too; deleting here does not depend on it running.
@@ -129,19 +131,22 @@ func (r *serviceReconciler) developers(ctx context.Context, cfg *config.Config, 
 }
 
 // apply writes the desired VirtualService if the live one differs, with one request when the cache has the object:
-// the write carries the cached resourceVersion, so if the object changed since (a concurrent writer, a lagging
-// cache) the API server answers 409 Conflict instead of anything being overwritten. A conflict is retried after
-// 1 s, 2 s, 4 s, 8 s and 16 s, each time on a fresh read from the API server. A create is preceded by a read from
-// the API server, since without a resourceVersion nothing would stop it from overwriting an object the cache
-// has not seen yet.
+// the write carries the cached resourceVersion (or that of the operator's own last write, while the cache has not
+// caught up with it: see ownWrites), so if the object changed since (a concurrent writer) the API server answers
+// 409 Conflict instead of anything being overwritten. A conflict is retried after 1 s, 2 s, 4 s, 8 s and 16 s, each
+// time on a fresh read from the API server. A create is preceded by a read from the API server, since without a
+// resourceVersion nothing would stop it from overwriting an object the cache has not seen yet.
 func (r *serviceReconciler) apply(ctx context.Context, cached client.Reader, svc *corev1.Service, res *routes.Result) (string, error) {
 	name := res.Template.Name
+	key := client.ObjectKeyFromObject(svc)
 	reader := cached
 	backoff := r.backoff
 	for {
 		live, err := r.get(ctx, reader, svc.Namespace, name)
-		if err == nil && live == nil && reader == cached {
-			live, err = r.get(ctx, r.live, svc.Namespace, name)
+		if err == nil && reader == cached {
+			if live = r.written.latest(key, live); live == nil {
+				live, err = r.get(ctx, r.live, svc.Namespace, name)
+			}
 		}
 		if err != nil {
 			return resultError, err
@@ -155,12 +160,15 @@ func (r *serviceReconciler) apply(ctx context.Context, cached client.Reader, svc
 		if live != nil && upToDate(live, desired) {
 			return resultUnchanged, nil
 		}
+		base := ""
 		if live != nil {
-			desired.SetResourceVersion(live.GetResourceVersion())
+			base = live.GetResourceVersion()
+			desired.SetResourceVersion(base)
 		}
 		writes.WithLabelValues("apply").Inc()
 		err = r.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(FieldManager), client.ForceOwnership)
 		if err == nil {
+			r.written.record(key, base, desired)
 			r.report(svc, live, desired)
 			if live == nil {
 				return resultCreated, nil

@@ -115,6 +115,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*Store, error) {
 		recorder: mgr.GetEventRecorder(FieldManager),
 		gvk:      gvk,
 		backoff:  opts.ConflictBackoff,
+		written:  newOwnWrites(),
 	}
 	c, err := controller.New("virtualservice-operator", mgr, controller.Options{
 		Reconciler:              r,
