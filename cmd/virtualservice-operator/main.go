@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,6 +25,7 @@ type flags struct {
 	leaderElect, metricsSecure        bool
 	leaderElectionID                  string
 	maxConcurrentReconciles           int
+	batchWindow                       time.Duration
 	qps                               float64
 	burst                             int
 	logLevel, logFormat               string
@@ -40,6 +42,7 @@ func parseFlags() flags {
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader through a Lease, for more than one replica")
 	flag.StringVar(&f.leaderElectionID, "leader-election-id", "virtualservice-operator", "name of the leader election Lease")
 	flag.IntVar(&f.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "production Services reconciled in parallel")
+	flag.DurationVar(&f.batchWindow, "batch-window", controller.DefaultBatchWindow, "how long a production Service's reconcile waits after a watch event, so that the events within it cost one write; 0 reconciles at once")
 	flag.Float64Var(&f.qps, "kube-api-qps", 50, "client-side limit of API requests per second")
 	flag.IntVar(&f.burst, "kube-api-burst", 100, "client-side burst of API requests")
 	flag.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info or error")
@@ -64,6 +67,9 @@ func run(f flags) error {
 		return fmt.Errorf("--log-format %q: want json or console", f.logFormat)
 	}
 	ctrl.SetLogger(zap.New(zap.Level(level), zap.UseDevMode(f.logFormat == "console")))
+	if f.batchWindow < 0 {
+		return fmt.Errorf("--batch-window %s: want 0 or more", f.batchWindow)
+	}
 	if f.configMapNamespace == "" {
 		return fmt.Errorf("--config-map-namespace is required when POD_NAMESPACE is not set")
 	}
@@ -92,6 +98,7 @@ func run(f flags) error {
 		ConfigMap:               cm,
 		IstioAPIVersion:         f.istioAPIVersion,
 		MaxConcurrentReconciles: f.maxConcurrentReconciles,
+		BatchWindow:             batchWindow(f.batchWindow),
 	}); err != nil {
 		return err
 	}
@@ -99,4 +106,12 @@ func run(f flags) error {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// batchWindow maps the flag, where 0 means no batching, to controller.Options, where 0 means the default.
+func batchWindow(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

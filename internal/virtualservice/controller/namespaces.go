@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -32,6 +31,10 @@ type namespaces struct {
 	ctrl        controller.Controller
 	vsPrototype func() *unstructured.Unstructured
 	syncTimeout time.Duration
+	// batchWindow delays the reconciles that watch events ask for (see enqueueAfter). Every watched kind goes through
+	// it: a new production Service's developer copies usually arrive with it, and the echo of the operator's own write
+	// must not start a reconcile while the rest of a batch is still arriving.
+	batchWindow time.Duration
 
 	mu     sync.Mutex
 	caches map[string]*nsCache
@@ -188,7 +191,7 @@ func (n *namespaces) awaitSync(ctx context.Context, ns string, c *nsCache, objs 
 	c.synced, c.failed, c.lastErr = true, false, nil
 	c.mu.Unlock()
 	for _, o := range objs {
-		if err := n.ctrl.Watch(source.Kind(c.cache, o, handler.EnqueueRequestsFromMapFunc(n.mapToService))); err != nil {
+		if err := n.ctrl.Watch(source.Kind(c.cache, o, enqueueAfter(n.batchWindow, n.mapToService))); err != nil {
 			logger.Error(err, "cannot watch", "type", fmt.Sprintf("%T", o))
 		}
 	}

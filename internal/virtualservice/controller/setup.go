@@ -36,6 +36,10 @@ type Options struct {
 	// NamespaceSyncTimeout is how long a namespace's cache may take to sync before the namespace is reported
 	// unreadable and left out. Default 30 s.
 	NamespaceSyncTimeout time.Duration
+	// BatchWindow is how long the reconcile a watch event asks for waits, so that the events within it (ten developer
+	// copies of a Service deployed together, each with its EndpointSlice) cost one write rather than one each.
+	// Default DefaultBatchWindow; negative reconciles at once. Configuration changes are never delayed.
+	BatchWindow time.Duration
 }
 
 // DefaultConflictBackoff is the retry schedule of a conflicting write.
@@ -61,6 +65,12 @@ func (o *Options) defaults() error {
 	}
 	if o.NamespaceSyncTimeout <= 0 {
 		o.NamespaceSyncTimeout = 30 * time.Second
+	}
+	switch {
+	case o.BatchWindow == 0:
+		o.BatchWindow = DefaultBatchWindow
+	case o.BatchWindow < 0:
+		o.BatchWindow = 0
 	}
 	return nil
 }
@@ -91,6 +101,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*Store, error) {
 		store:       store,
 		caches:      map[string]*nsCache{},
 		syncTimeout: opts.NamespaceSyncTimeout,
+		batchWindow: opts.BatchWindow,
 		vsPrototype: func() *unstructured.Unstructured {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(gvk)

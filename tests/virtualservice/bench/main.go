@@ -22,6 +22,7 @@ type options struct {
 	qps                  float64
 	burst                int
 	workers              int
+	batchWindow          time.Duration
 	timeout              time.Duration
 }
 
@@ -33,6 +34,7 @@ func main() {
 	flag.Float64Var(&o.qps, "operator-qps", 50, "the operator's --kube-api-qps (the chart's default)")
 	flag.IntVar(&o.burst, "operator-burst", 100, "the operator's --kube-api-burst (the chart's default)")
 	flag.IntVar(&o.workers, "operator-workers", 4, "the operator's --max-concurrent-reconciles (the chart's default)")
+	flag.DurationVar(&o.batchWindow, "operator-batch-window", time.Second, "the operator's --batch-window (the chart's default); 0 turns batching off")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "give up after this long")
 	flag.Parse()
 

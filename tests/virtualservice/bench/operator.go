@@ -36,7 +36,7 @@ func startOperator(ctx context.Context, bin, kubeconfig, logFile string, o optio
 		"--config-map="+configName, "--config-map-namespace="+operatorNS,
 		"--metrics-bind-address="+ports[0], "--metrics-secure=false", "--health-probe-bind-address="+ports[1],
 		fmt.Sprintf("--kube-api-qps=%g", o.qps), fmt.Sprintf("--kube-api-burst=%d", o.burst),
-		fmt.Sprintf("--max-concurrent-reconciles=%d", o.workers), "--leader-elect=false")
+		fmt.Sprintf("--max-concurrent-reconciles=%d", o.workers), "--batch-window="+o.batchWindow.String(), "--leader-elect=false")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

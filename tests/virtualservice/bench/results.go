@@ -34,6 +34,7 @@ type results struct {
 	DeveloperNamespaces int     `json:"developerNamespaces"`
 	OperatorQPS         float64 `json:"operatorQPS"`
 	OperatorWorkers     int     `json:"operatorWorkers"`
+	OperatorBatchWindow float64 `json:"operatorBatchWindowSeconds"`
 	// Running: the operator runs while every Service is created (the reference operator's measurement).
 	Running phase `json:"createWhileRunning"`
 	// Create: every Service exists, the operator starts with no VirtualService.
@@ -132,8 +133,8 @@ func (r *results) write(path string) error {
 }
 
 func (r *results) print(out io.Writer) {
-	fmt.Fprintf(out, "\nvirtualservice-operator: %d production Services x %d developer namespaces (operator: %g QPS, %d workers)\n\n",
-		r.Services, r.DeveloperNamespaces, r.OperatorQPS, r.OperatorWorkers)
+	fmt.Fprintf(out, "\nvirtualservice-operator: %d production Services x %d developer namespaces (operator: %g QPS, %d workers, %gs batch window)\n\n",
+		r.Services, r.DeveloperNamespaces, r.OperatorQPS, r.OperatorWorkers, r.OperatorBatchWindow)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tconverge (s)\twrites/VS (watch)\twrites/VS (operator)\troute-count decreases\treconciles\treconciles/s\tconflicts\tpeak RSS (MiB)\t")
 	for _, p := range []struct {

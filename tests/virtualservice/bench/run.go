@@ -80,7 +80,7 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, fmt.Errorf("building the operator: %w: %s", err, out)
 	}
 	res := &results{Services: o.services, DeveloperNamespaces: o.namespaces, OperatorQPS: o.qps, OperatorWorkers: o.workers,
-		Relabelled: min(20, o.services)}
+		OperatorBatchWindow: o.batchWindow.Seconds(), Relabelled: min(20, o.services)}
 	want := routeState{routes: o.namespaces + 1, header: "x-developer"}
 
 	// Phase 1: the operator runs while every Service is created, as the reference operator was measured: until every
