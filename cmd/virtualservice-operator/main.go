@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/platform/metricsserver"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/controller"
 )
 
@@ -83,7 +84,7 @@ func run(f flags) error {
 	cfg.UserAgent = "virtualservice-operator"
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:                   controller.ManagerCacheOptions(cm),
-		Metrics:                 controller.MetricsServerOptions(f.metricsAddr, f.metricsSecure),
+		Metrics:                 metricsserver.Options(f.metricsAddr, f.metricsSecure),
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        f.leaderElectionID,

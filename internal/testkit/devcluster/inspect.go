@@ -35,6 +35,7 @@ var policyKinds = []struct {
 	{clusterPolicyResource, func(u *unstructured.Unstructured) bool { return conditionTrue(u, "Ready") }},
 	{schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "mutatingpolicies"}, celPolicyReady},
 	{schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "generatingpolicies"}, celPolicyReady},
+	{schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "validatingpolicies"}, celPolicyReady},
 }
 
 // celPolicyReady reads the CEL policies' summary: ready once compiled, its webhooks configured and its RBAC checked.
@@ -43,7 +44,7 @@ func celPolicyReady(u *unstructured.Unstructured) bool {
 	return ready
 }
 
-// Policies lists the Kyverno policies of every kind (ClusterPolicy, MutatingPolicy, GeneratingPolicy) matching the
+// Policies lists the Kyverno policies of every kind (ClusterPolicy and the CEL kinds of policyKinds) matching the
 // label selector, as resource/name.
 func (c *Cluster) Policies(ctx context.Context, selector string) ([]string, error) {
 	dyn, err := dynamic.NewForConfig(c.RESTConfig())
@@ -73,7 +74,7 @@ func listPolicies(ctx context.Context, dyn dynamic.Interface, selector string) (
 	return all, notReady, nil
 }
 
-// WaitPoliciesReady waits until at least one Kyverno policy (ClusterPolicy, MutatingPolicy or GeneratingPolicy)
+// WaitPoliciesReady waits until at least one Kyverno policy (of a kind in policyKinds)
 // matches the label selector and Kyverno reports every matching one ready (accepted, and its webhooks configured).
 func (c *Cluster) WaitPoliciesReady(ctx context.Context, selector string) error {
 	dyn, err := dynamic.NewForConfig(c.RESTConfig())

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/platform/metricsserver"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/controller"
@@ -148,7 +149,7 @@ func startOperator(cfg *rest.Config, cm types.NamespacedName, leaseName string) 
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:                         controller.ManagerCacheOptions(cm),
-		Metrics:                       controller.MetricsServerOptions(ports[0], true),
+		Metrics:                       metricsserver.Options(ports[0], true),
 		HealthProbeBindAddress:        ports[1],
 		LeaderElection:                true,
 		LeaderElectionID:              leaseName,
