@@ -9,23 +9,17 @@ import (
 	"os"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/platform/metricsserver"
+	"github.com/virtual-ingress/virtual-ingress/internal/platform/managerflags"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 )
 
 type flags struct {
+	manager                 managerflags.Flags
 	opts                    controller.Options
-	metricsAddr, probeAddr  string
-	leaderElect, secure     bool
 	leaderElectionNamespace string
-	qps                     float64
-	burst                   int
-	logLevel, logFormat     string
 }
 
 func parseFlags() flags {
@@ -38,15 +32,8 @@ func parseFlags() flags {
 	flag.DurationVar(&f.opts.MaxRepairBackoff, "max-repair-backoff", 10*time.Minute, "longest wait between two repairs of one VirtualIngress")
 	flag.DurationVar(&f.opts.Resync, "resync", 10*time.Minute, "re-check every VirtualIngress this often without events")
 	flag.IntVar(&f.opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 2, "VirtualIngresses checked in parallel")
-	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint (/metrics); 0 disables it")
-	flag.BoolVar(&f.secure, "metrics-secure", true, "serve metrics over HTTPS to callers the API server authenticates and authorises for GET /metrics; false serves plain HTTP to anyone")
-	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
-	flag.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader through a Lease, for more than one replica")
+	f.manager.Register(flag.CommandLine, 20, 40)
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader election Lease (default: $POD_NAMESPACE)")
-	flag.Float64Var(&f.qps, "kube-api-qps", 20, "client-side limit of API requests per second")
-	flag.IntVar(&f.burst, "kube-api-burst", 40, "client-side burst of API requests")
-	flag.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info or error")
-	flag.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
 	flag.Parse()
 	return f
 }
@@ -59,30 +46,17 @@ func main() {
 }
 
 func run(f flags) error {
-	level, err := zapcore.ParseLevel(f.logLevel)
-	if err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	if err := f.manager.SetupLogger(); err != nil {
+		return err
 	}
-	if f.logFormat != "json" && f.logFormat != "console" {
-		return fmt.Errorf("--log-format %q: want json or console", f.logFormat)
-	}
-	ctrl.SetLogger(zap.New(zap.Level(level), zap.UseDevMode(f.logFormat == "console")))
-	cfg, err := ctrl.GetConfig()
+	cfg, err := f.manager.RESTConfig("virtual-ingress-controller")
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
-	cfg.UserAgent = "virtual-ingress-controller"
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Cache:                         controller.CacheOptions(f.opts.KyvernoNamespace),
-		Client:                        controller.ClientOptions(),
-		Metrics:                       metricsserver.Options(f.metricsAddr, f.secure),
-		HealthProbeBindAddress:        f.probeAddr,
-		LeaderElection:                f.leaderElect,
-		LeaderElectionID:              "virtual-ingress-controller",
-		LeaderElectionNamespace:       f.leaderElectionNamespace,
-		LeaderElectionReleaseOnCancel: true,
-	})
+	opts := f.manager.ManagerOptions("virtual-ingress-controller", f.leaderElectionNamespace)
+	opts.Cache = controller.CacheOptions(f.opts.KyvernoNamespace)
+	opts.Client = controller.ClientOptions()
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return err
 	}
