@@ -79,8 +79,7 @@ literal (variables.config): JSON is valid CEL for a map of strings. statusWriter
 the Ready condition the resolve policies keep.
 */}}
 {{- define "virtual-ingress.config" -}}
-{{- $writer := printf "system:serviceaccount:%s:%s" .Release.Namespace (include "virtual-ingress.controllerName" .) }}
-{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches "statusWriter" $writer | toJson }}
+{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches "statusWriter" (include "virtual-ingress.controllerUsername" .) | toJson }}
 {{- end }}
 
 {{/*
@@ -88,6 +87,13 @@ Name of the status controller's Deployment, ServiceAccount and namespaced object
 */}}
 {{- define "virtual-ingress.controllerName" -}}
 {{- printf "%s-controller" (include "virtual-ingress.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The user name the status controller's ServiceAccount authenticates as: the one writer of the Ready condition.
+*/}}
+{{- define "virtual-ingress.controllerUsername" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "virtual-ingress.controllerName" .) }}
 {{- end }}
 
 {{/*

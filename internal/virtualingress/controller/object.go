@@ -39,8 +39,9 @@ type view struct {
 func newView(obj *unstructured.Unstructured) (*view, error) {
 	v := &view{obj: obj}
 	status, _, _ := unstructured.NestedMap(obj.Object, "status")
-	if err := convert(status["backends"], &v.backends); err != nil {
-		return nil, fmt.Errorf("status.backends: %w", err)
+	var err error
+	if v.backends, err = backendsOf(obj); err != nil {
+		return nil, err
 	}
 	if err := convert(status["conditions"], &v.conditions); err != nil {
 		return nil, fmt.Errorf("status.conditions: %w", err)
@@ -53,6 +54,16 @@ func newView(obj *unstructured.Unstructured) (*view, error) {
 		}
 	}
 	return v, nil
+}
+
+// backendsOf reads status.backends alone: the Service watch asks it of every VirtualIngress of a namespace.
+func backendsOf(obj *unstructured.Unstructured) ([]backend, error) {
+	var backends []backend
+	raw, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "backends")
+	if err := convert(raw, &backends); err != nil {
+		return nil, fmt.Errorf("status.backends: %w", err)
+	}
+	return backends, nil
 }
 
 func (v *view) condition(conditionType string) *metav1.Condition {

@@ -66,10 +66,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	v := decide(in)
+	// Once here, so that the comparison, the condition, the Event and a repair's note all carry the same text.
+	v.message = sanitize(v.message)
 	now := r.clock.Now()
 	report, repair, wait := r.plan(obj.GetUID(), v, pending, now)
 	current := vi.condition(ConditionReady)
-	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != sanitize(v.message)
+	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != v.message
 	if (report && changed) || repair {
 		err := r.write(ctx, obj, current, v, repair, now)
 		switch {
@@ -88,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if v.status == metav1.ConditionTrue {
 				eventType = corev1.EventTypeNormal
 			}
-			r.recorder.Eventf(obj, nil, eventType, v.reason, "Check", "%s", sanitize(v.message))
+			r.recorder.Eventf(obj, nil, eventType, v.reason, "Check", "%s", v.message)
 		}
 		if repair {
 			log.FromContext(ctx).Info("repairing", "reason", v.reason, "message", v.message)
@@ -149,21 +151,25 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending bool, now time.Time)
 	if !report {
 		return false, false, r.opts.Grace - lasted
 	}
-	backoff := min(r.opts.RepairAfter<<min(d.repairs, 10), r.opts.MaxRepairBackoff)
 	next := d.since.Add(r.opts.RepairAfter)
 	if !d.lastRepair.IsZero() {
-		next = d.lastRepair.Add(backoff)
+		next = d.lastRepair.Add(r.backoff(d.repairs))
 	}
 	// While Kyverno still holds a request for this VirtualIngress, it is working on it (and retries failures itself).
 	if v.repairable && !pending && !now.Before(next) {
 		d.lastRepair = now
 		d.repairs++
-		return true, true, min(r.opts.RepairAfter<<min(d.repairs, 10), r.opts.MaxRepairBackoff)
+		return true, true, r.backoff(d.repairs)
 	}
 	if now.Before(next) {
 		return true, false, next.Sub(now)
 	}
 	return true, false, r.opts.RepairAfter
+}
+
+// backoff is the wait after the given number of repairs: RepairAfter doubled per repair, capped.
+func (r *Reconciler) backoff(repairs int) time.Duration {
+	return min(r.opts.RepairAfter<<min(repairs, 10), r.opts.MaxRepairBackoff)
 }
 
 func (r *Reconciler) forget(uid types.UID) {
@@ -187,7 +193,7 @@ func (r *Reconciler) write(ctx context.Context, obj *unstructured.Unstructured, 
 		"type":               ConditionReady,
 		"status":             string(v.status),
 		"reason":             v.reason,
-		"message":            sanitize(v.message),
+		"message":            v.message,
 		"lastTransitionTime": transition.UTC().Format(time.RFC3339),
 	}
 	conditions := []any{}
@@ -199,7 +205,7 @@ func (r *Reconciler) write(ctx context.Context, obj *unstructured.Unstructured, 
 	}
 	status := map[string]any{"conditions": append(conditions, ready)}
 	if repair {
-		status["lastServiceEvent"] = fmt.Sprintf("repair at %s: %s", now.UTC().Format(time.RFC3339), sanitize(v.message))
+		status["lastServiceEvent"] = fmt.Sprintf("repair at %s: %s", now.UTC().Format(time.RFC3339), v.message)
 	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion()},

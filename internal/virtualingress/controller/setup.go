@@ -166,11 +166,11 @@ func (m mapper) service(ctx context.Context, obj client.Object) []reconcile.Requ
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		vi, err := newView(&list.Items[i])
+		backends, err := backendsOf(&list.Items[i])
 		if err != nil {
 			continue
 		}
-		for _, b := range vi.backends {
+		for _, b := range backends {
 			if b.Service == obj.GetName() || labels.SelectorFromSet(b.MatchLabels).Matches(labels.Set(obj.GetLabels())) {
 				out = append(out, request(obj.GetNamespace(), list.Items[i].GetName()))
 				break
