@@ -187,6 +187,9 @@ func planSync(o syncOptions) (syncPlan, error) {
 			return syncPlan{}, err
 		}
 	}
+	if err := plan.addServiceCaches(o.outDir); err != nil {
+		return syncPlan{}, err
+	}
 	if err := plan.addExtra(o.outDir); err != nil {
 		return syncPlan{}, err
 	}

@@ -18,6 +18,9 @@ func Apply(policies []kyvernov1.PolicyInterface, c Cluster, resource *unstructur
 	var st store.Store
 	st.SetLocal(true)
 	st.AllowApiCall(true)
+	if err := setGlobalContext(&st, policies, c); err != nil {
+		return nil, nil, err
+	}
 	// The CLI turns every number into a float64 before evaluating (JMESPath compares float64s); do the same so the
 	// policies see exactly what they see in `kyverno test`.
 	r := kyvernotest.ProcessResources([]*unstructured.Unstructured{resource.DeepCopy()})[0]

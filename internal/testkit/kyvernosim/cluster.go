@@ -26,6 +26,8 @@ var (
 type Cluster struct {
 	Client     dclient.Interface
 	RESTMapper meta.RESTMapper
+	// services are what Kyverno's informer of Services (a GlobalContextEntry) holds.
+	services []*unstructured.Unstructured
 }
 
 // NewCluster holds objects of Services, Namespaces and the kinds of the given CRDs. Kinds are registered up front
@@ -60,9 +62,16 @@ func NewCluster(crds []*apiextensionsv1.CustomResourceDefinition, objects []*uns
 			return Cluster{}, fmt.Errorf("%s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 		}
 	}
+	var services []*unstructured.Unstructured
+	for _, o := range objects {
+		if o.GroupVersionKind() == ServiceGVK {
+			services = append(services, o.DeepCopy())
+		}
+	}
 	return Cluster{
 		Client:     dclient.NewFakeClientWithDisco(dyn, kubefake.NewClientset(), disco),
 		RESTMapper: cluster.NewFake().RESTMapper(crds),
+		services:   services,
 	}, nil
 }
 

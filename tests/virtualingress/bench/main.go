@@ -6,7 +6,7 @@
 // column per engine and writes the figures as JSON ({"machine", "engineOrder", "engines": {<engine>: ...}}).
 //
 //	go run ./tests/virtualingress/bench [--engines clusterPolicy,generatingPolicy] [--creates 200] [--recreates 100] [--scale 1000]
-//	    [--burst 100] [--out _output/bench/virtualingress.json] [--dir .devcluster/bench]
+//	    [--burst 1000] [--out _output/bench/virtualingress.json] [--dir .devcluster/bench]
 package main
 
 import (
@@ -22,11 +22,21 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
+)
+
+// The chart's release (helmrelease.ForRepoChart) and the status controller's ServiceAccount in it.
+const (
+	releaseNamespace         = "virtual-ingress"
+	controllerServiceAccount = "virtual-ingress-controller"
 )
 
 type options struct {
@@ -54,7 +64,7 @@ func main() {
 	flag.IntVar(&o.creates, "creates", 200, "VirtualIngresses created one after the other for the create latency")
 	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
-	flag.IntVar(&o.burst, "burst", 100, "Services recreated at once in the scale run's second phase")
+	flag.IntVar(&o.burst, "burst", 1000, "Services recreated at once in the scale run's second phase (at most --scale)")
 	flag.StringVar(&o.engines, "engines", strings.Join(policyengine.All, ","), "policy engines (chart value policy.engine) to measure, one after the other on the same cluster")
 	flag.StringVar(&o.out, "out", "_output/bench/virtualingress.json", "where to write the results as JSON")
 	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench in the repository)")
@@ -89,6 +99,16 @@ func run(o options) error {
 	}
 	defer func() { _ = cluster.Stop() }()
 
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(filepath.Dir(o.out), "virtualingress-status-controller.log"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logFile.Close() }()
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile), zap.UseDevMode(true)))
+
 	cfg := cluster.RESTConfig()
 	// The scale run creates thousands of objects; client-side throttling would measure the client, not Kyverno.
 	cfg.QPS, cfg.Burst = 500, 1000
@@ -103,9 +123,20 @@ func run(o options) error {
 		return err
 	}
 	res := results{Machine: machine(versions), Order: engines, Engines: map[string]*engineResults{}}
+	if o.scale > 0 {
+		fmt.Printf("[floor] %d triggers over %d Services in one namespace, one context-free generate rule\n", o.scale, o.scale)
+		floorStart := time.Now()
+		if res.Floor, err = b.measureFloor(ctx, o.scale); err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		fmt.Printf("[floor] converged in %.1f s (run and clean-up %.0f s)\n", res.Floor.ConvergeSeconds, time.Since(floorStart).Seconds())
+	}
 	for i, engine := range engines {
 		r, err := b.runEngine(ctx, release, engine, o)
 		res.Engines[engine] = r
+		if res.Floor != nil && res.Floor.Error == "" && r.Scale != nil && r.Scale.Error == "" {
+			r.Scale.FloorRatio = r.Scale.ConvergeSeconds / res.Floor.ConvergeSeconds
+		}
 		if err != nil {
 			// Without a clean cluster the next engine's figures would mean nothing.
 			r.Error = err.Error()
@@ -133,9 +164,6 @@ func run(o options) error {
 		}
 	}
 	res.print(os.Stdout, o.burst)
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return err
-	}
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
@@ -145,6 +173,9 @@ func run(o options) error {
 	}
 	fmt.Println("results written to", o.out)
 	var failed []string
+	if res.Floor != nil && res.Floor.Error != "" {
+		failed = append(failed, "floor ("+res.Floor.Error+")")
+	}
 	for _, engine := range engines {
 		if len(res.Engines[engine].errors()) > 0 {
 			failed = append(failed, engine)
@@ -183,6 +214,15 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		return r, err
 	}
 	r.PoliciesReadySeconds = time.Since(start).Seconds()
+	stopController, err := b.startStatusController(ctx)
+	if err != nil {
+		return r, err
+	}
+	defer func() {
+		if err := stopController(); err != nil {
+			fmt.Printf("[%s] status controller: %v\n", engine, err)
+		}
+	}()
 
 	fmt.Printf("[%s] create latency: %d VirtualIngresses, one at a time\n", engine, o.creates)
 	samples, err := b.createLatency(ctx, o.creates)
@@ -206,6 +246,16 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		}
 	}
 	return r, nil
+}
+
+// startStatusController runs the chart's status controller in this process, as the chart's ServiceAccount and with
+// the chart's default settings, so that the figures include what it costs and what it repairs.
+func (b *bench) startStatusController(ctx context.Context) (func() error, error) {
+	cfg, err := b.cluster.ServiceAccountConfig(ctx, releaseNamespace, controllerServiceAccount)
+	if err != nil {
+		return nil, err
+	}
+	return virtualingress.StartStatusController(cfg, "kyverno", controller.Options{NameSuffix: "-generated"})
 }
 
 // saveKyvernoLogs copies the logs of Kyverno's controllers (every run of each, appended) into dir.

@@ -15,6 +15,7 @@ import (
 // results is what the JSON file holds: one engineResults per policy engine, keyed by engine name.
 type results struct {
 	Machine map[string]string         `json:"machine"`
+	Floor   *floorResult              `json:"floor,omitempty"`
 	Order   []string                  `json:"engineOrder"`
 	Engines map[string]*engineResults `json:"engines"`
 }
@@ -54,6 +55,10 @@ type scale struct {
 	BurstRecreations     int     `json:"burstServiceRecreations"`
 	BurstFollowed        int     `json:"burstIngressesFollowed"`
 	BurstConvergeSeconds float64 `json:"burstConvergeSeconds"`
+	// RightAtEnd counts the Ingresses routing to their Service's current name once both phases are over.
+	RightAtEnd int `json:"ingressesRightAtEnd"`
+	// FloorRatio is ConvergeSeconds over the floor's (the same run's context-free generate policy).
+	FloorRatio           float64 `json:"convergeRatioToFloor,omitempty"`
 	BackgroundPeakMemMiB float64 `json:"backgroundControllerPeakMemoryMiB"`
 	AdmissionPeakMemMiB  float64 `json:"admissionControllerPeakMemoryMiB"`
 	TargetSeconds        float64 `json:"targetConvergeSeconds"`
@@ -138,6 +143,9 @@ func latencyRows(name string, get func(*engineResults) *latency, target time.Dur
 	}
 }
 
+// floorRatioTarget is how much slower than Kyverno's own generate (the floor) the scale run may converge.
+const floorRatioTarget = 1.5
+
 func scaleRows(burst int) []row {
 	cell := func(f func(*scale) string) func(*engineResults) string {
 		return func(r *engineResults) string {
@@ -158,6 +166,12 @@ func scaleRows(burst int) []row {
 		{fmt.Sprintf("scale: time until all resolved (target <= %.0f s)", scaleTarget.Seconds()), cell(func(s *scale) string {
 			return fmt.Sprintf("%.1f s %s", s.ConvergeSeconds, verdict(s.Resolved == s.VirtualIngresses && s.ConvergeSeconds <= s.TargetSeconds))
 		})},
+		{fmt.Sprintf("scale: converge time / floor's (target <= %.1f)", floorRatioTarget), cell(func(s *scale) string {
+			if s.FloorRatio == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f %s", s.FloorRatio, verdict(s.FloorRatio <= floorRatioTarget))
+		})},
 		{"scale: resolved / lost (target: lost = 0)", cell(func(s *scale) string {
 			return fmt.Sprintf("%d / %d %s", s.Resolved, s.LostUpdateRequests, verdict(s.LostUpdateRequests == 0))
 		})},
@@ -167,6 +181,9 @@ func scaleRows(burst int) []row {
 		{"scale: API requests per VirtualIngress (all clients)", cell(func(s *scale) string { return fmt.Sprintf("%.1f", s.APIRequestsPerVI) })},
 		{fmt.Sprintf("scale: burst of %d Service recreations: followed / time", burst), cell(func(s *scale) string {
 			return fmt.Sprintf("%d / %.1f s", s.BurstFollowed, s.BurstConvergeSeconds)
+		})},
+		{"scale: Ingresses right at the end (target: all)", cell(func(s *scale) string {
+			return fmt.Sprintf("%d / %d %s", s.RightAtEnd, s.VirtualIngresses, verdict(s.RightAtEnd == s.VirtualIngresses))
 		})},
 		{"scale: peak memory background / admission controller", cell(func(s *scale) string {
 			return fmt.Sprintf("%.0f / %.0f MiB", s.BackgroundPeakMemMiB, s.AdmissionPeakMemMiB)
@@ -195,6 +212,10 @@ func (r results) print(out io.Writer, burst int) {
 	}
 	rows = append(rows, row{"wall time of the engine's run", seconds("%.0f s", func(e *engineResults) float64 { return e.WallSeconds })})
 
+	if f := r.Floor; f != nil {
+		fmt.Fprintf(out, "\nfloor (one context-free generate ClusterPolicy, %d triggers over %d Services in one namespace): created in %.1f s, %d Ingresses in %.1f s\n",
+			f.Triggers, f.Triggers, f.CreateSeconds, f.Generated, f.ConvergeSeconds)
+	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "\nmeasurement\t"+strings.Join(r.Order, "\t"))
 	for _, rw := range rows {
@@ -226,6 +247,9 @@ func (e *engineResults) errors() []string {
 	}
 	if e.Scale != nil && e.Scale.Error != "" {
 		errs = append(errs, "scale: "+e.Scale.Error)
+	}
+	if s := e.Scale; s != nil && s.Error == "" && s.RightAtEnd < s.VirtualIngresses {
+		errs = append(errs, fmt.Sprintf("scale: %d of %d Ingresses do not route to their Service at the end", s.VirtualIngresses-s.RightAtEnd, s.VirtualIngresses))
 	}
 	return errs
 }

@@ -83,6 +83,15 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 	}
 	followed := iw.countResolved(burst, func(i int) string { return fmt.Sprintf("svc-%d-new", i) }, b.timeout)
 	burstConverged := time.Since(burstStart)
+	right, err := b.ingressesRight(ctx, ns, n, func(i int) string {
+		if i < burst {
+			return fmt.Sprintf("svc-%d-new", i)
+		}
+		return fmt.Sprintf("svc-%d", i)
+	})
+	if err != nil {
+		return nil, err
+	}
 
 	return &scale{
 		VirtualIngresses:     n,
@@ -96,10 +105,28 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 		BurstRecreations:     burst,
 		BurstFollowed:        followed,
 		BurstConvergeSeconds: burstConverged.Seconds(),
+		RightAtEnd:           right,
 		BackgroundPeakMemMiB: peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyvernoBackground)),
 		AdmissionPeakMemMiB:  peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyverno)),
 		TargetSeconds:        scaleTarget.Seconds(),
 	}, nil
+}
+
+// ingressesRight counts the Ingresses vi-<i>-generated (i < n) that route to service(i) when the run ends: an
+// Ingress that was right once and went back to a deleted Service is not counted.
+func (b *bench) ingressesRight(ctx context.Context, ns string, n int, service func(int) string) (int, error) {
+	list, err := b.kube.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	right := 0
+	for i := range list.Items {
+		var idx int
+		if _, err := fmt.Sscanf(list.Items[i].Name, "vi-%d-generated", &idx); err == nil && idx < n && firstService(&list.Items[i]) == service(idx) {
+			right++
+		}
+	}
+	return right, nil
 }
 
 // waitUpdateRequestsDrained waits until Kyverno has no UpdateRequest left that is not completed or failed.

@@ -12,8 +12,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 )
 
@@ -42,25 +42,12 @@ func startStatusController(t *testing.T, values map[string]any) {
 	opts := statusControllerTimings
 	opts.NameSuffix = stringValue(values, "-generated", "generatedIngress", "nameSuffix")
 	opts.OnMultipleMatches = stringValue(values, "error", "serviceDiscovery", "onMultipleMatches")
-	opts.SkipNameValidation = true
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Cache:                  controller.CacheOptions("kyverno"),
-		Client:                 controller.ClientOptions(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
+	stop, err := virtualingress.StartStatusController(cfg, "kyverno", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controller.Setup(mgr, opts); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	env.stopController = func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Logf("status controller: %v", err)
 		}
 	}

@@ -3,6 +3,7 @@ package policies
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 
@@ -94,12 +95,18 @@ func TestServiceEventsTouchOnlyConcernedVirtualIngresses(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				touched := touchedTargets(t, apply(t, cluster, objects, loadObject(t, tc.service), tc.operation))
+				service := loadObject(t, tc.service)
+				touched := touchedTargets(t, apply(t, cluster, objects, service, tc.operation))
 				var names []string
-				for name, event := range touched {
+				// What the resolve policy checks Kyverno's informer against.
+				wantEvent := map[string]any{"operation": string(tc.operation), "name": service.GetName(), "uid": string(service.GetUID()), "resourceVersion": service.GetResourceVersion()}
+				for name, target := range touched {
 					names = append(names, name)
-					if event != tc.event {
+					if event, _, _ := unstructured.NestedString(target.Object, "status", "lastServiceEvent"); event != tc.event {
 						t.Errorf("%s: lastServiceEvent %q, want %q", name, event, tc.event)
+					}
+					if event, _, _ := unstructured.NestedMap(target.Object, "status", "serviceEvent"); !reflect.DeepEqual(event, wantEvent) {
+						t.Errorf("%s: serviceEvent %v, want %v", name, event, wantEvent)
 					}
 				}
 				sort.Strings(names)
@@ -111,10 +118,10 @@ func TestServiceEventsTouchOnlyConcernedVirtualIngresses(t *testing.T) {
 	}
 }
 
-// touchedTargets maps each target a passing rule patched to the status.lastServiceEvent it was given.
-func touchedTargets(t *testing.T, responses []engineapi.EngineResponse) map[string]string {
+// touchedTargets maps the name of each target a passing rule patched to the patched target.
+func touchedTargets(t *testing.T, responses []engineapi.EngineResponse) map[string]*unstructured.Unstructured {
 	t.Helper()
-	touched := map[string]string{}
+	touched := map[string]*unstructured.Unstructured{}
 	for _, r := range responses {
 		for _, rule := range r.PolicyResponse.Rules {
 			switch rule.Status() {
@@ -129,8 +136,7 @@ func touchedTargets(t *testing.T, responses []engineapi.EngineResponse) map[stri
 				if target == nil {
 					t.Fatalf("rule %s passed without a patched target", rule.Name())
 				}
-				event, _, _ := unstructured.NestedString(target.Object, "status", "lastServiceEvent")
-				touched[target.GetName()] = event
+				touched[target.GetName()] = target
 			}
 		}
 	}

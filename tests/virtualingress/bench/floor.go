@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+)
+
+// The floor is what Kyverno itself costs for the scale run's job: a generate ClusterPolicy without context (no
+// lookup, no status, no Service events) on a kind of its own, creating one Ingress per trigger. Each engine's
+// scale figures are reported as a ratio to it, measured in the same run on the same cluster.
+const (
+	floorGroup    = "bench.virtual-ingress.io"
+	floorResource = "floortriggers"
+	floorPolicy   = "bench-floor"
+	floorLabel    = "bench.virtual-ingress.io/floor=true"
+)
+
+var (
+	floorGVR         = schema.GroupVersionResource{Group: floorGroup, Version: "v1alpha1", Resource: floorResource}
+	clusterPolicyGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v1", Resource: "clusterpolicies"}
+)
+
+// floorResult is the floor's scale run: n triggers over n existing Services in one namespace.
+type floorResult struct {
+	Triggers        int     `json:"triggers"`
+	CreateSeconds   float64 `json:"createAllSeconds"`
+	ConvergeSeconds float64 `json:"convergeSeconds"`
+	Generated       int     `json:"generated"`
+	Error           string  `json:"error,omitempty"`
+}
+
+// measureFloor installs the floor's CRD, RBAC and policy, restarts Kyverno (its background controller learns kinds
+// at start), runs the same creation pattern as scaleRun, and removes all of it again.
+func (b *bench) measureFloor(ctx context.Context, n int) (*floorResult, error) {
+	b.engine, b.namespaces = "floor", nil
+	if err := b.installFloor(ctx); err != nil {
+		return nil, err
+	}
+	r, err := b.floorRun(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.dyn.Resource(clusterPolicyGVR).Delete(ctx, floorPolicy, metav1.DeleteOptions{}); err != nil {
+		return r, err
+	}
+	return r, b.cleanUp(ctx)
+}
+
+func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
+	ns, err := b.namespace(ctx, "bench-scale")
+	if err != nil {
+		return nil, err
+	}
+	if err := parallel(n, func(i int) error {
+		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d", i), labelsFor(i))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	iw, err := b.watchIngresses(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer iw.stop()
+	start := time.Now()
+	if err := parallel(n, func(i int) error {
+		trigger := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": floorGroup + "/v1alpha1",
+			"kind":       "FloorTrigger",
+			"metadata":   map[string]any{"name": fmt.Sprintf("vi-%d", i), "namespace": ns},
+			"spec":       map[string]any{"service": fmt.Sprintf("svc-%d", i)},
+		}}
+		_, err := b.dyn.Resource(floorGVR).Namespace(ns).Create(ctx, trigger, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	created := time.Since(start)
+	generated := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout)
+	r := &floorResult{Triggers: n, CreateSeconds: created.Seconds(), ConvergeSeconds: time.Since(start).Seconds(), Generated: generated}
+	if generated < n {
+		r.Error = fmt.Sprintf("only %d of %d Ingresses generated within %s", generated, n, b.timeout)
+	}
+	return r, nil
+}
+
+func (b *bench) installFloor(ctx context.Context) error {
+	cfg := b.cluster.RESTConfig()
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, floorCRD(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, setupTimeout, true, func(ctx context.Context) (bool, error) {
+		crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, floorCRD().Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("floor CRD not established: %w", err)
+	}
+	if err := b.floorRBAC(ctx); err != nil {
+		return err
+	}
+	for _, c := range []string{devcluster.ComponentKyverno, devcluster.ComponentKyvernoBackground} {
+		if err := b.cluster.StopComponent(c); err != nil {
+			return err
+		}
+		if err := b.cluster.StartComponent(ctx, c); err != nil {
+			return err
+		}
+	}
+	if _, err := b.dyn.Resource(clusterPolicyGVR).Create(ctx, floorClusterPolicy(), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("floor policy: %w", err)
+	}
+	readyCtx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	return b.cluster.WaitPoliciesReady(readyCtx, floorLabel)
+}
+
+// floorRBAC grants Kyverno's controllers what the floor policy needs, as the chart does for its own policies.
+func (b *bench) floorRBAC(ctx context.Context) error {
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: floorPolicy},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{floorGroup}, Resources: []string{floorResource}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
+		},
+	}
+	if _, err := b.kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: floorPolicy},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: floorPolicy},
+		Subjects: []rbacv1.Subject{
+			{Kind: rbacv1.ServiceAccountKind, Namespace: "kyverno", Name: "kyverno-admission-controller"},
+			{Kind: rbacv1.ServiceAccountKind, Namespace: "kyverno", Name: "kyverno-background-controller"},
+		},
+	}
+	if _, err := b.kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+func floorCRD() *apiextensionsv1.CustomResourceDefinition {
+	preserve := true
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: floorResource + "." + floorGroup},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: floorGroup,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: floorResource, Singular: "floortrigger", Kind: "FloorTrigger", ListKind: "FloorTriggerList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1alpha1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: &preserve,
+				}},
+			}},
+		},
+	}
+}
+
+// floorClusterPolicy generates, per trigger, the Ingress the scale run's VirtualIngresses resolve to (same host,
+// path, port and name), with the Service named by the trigger: no context, no status, no Service events.
+func floorClusterPolicy() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kyverno.io/v1",
+		"kind":       "ClusterPolicy",
+		"metadata":   map[string]any{"name": floorPolicy, "labels": map[string]any{"bench.virtual-ingress.io/floor": "true"}},
+		"spec": map[string]any{
+			"admission":  true,
+			"background": false,
+			"rules": []any{map[string]any{
+				"name":  "generate-ingress",
+				"match": map[string]any{"any": []any{map[string]any{"resources": map[string]any{"kinds": []any{floorGroup + "/v1alpha1/FloorTrigger"}}}}},
+				"generate": map[string]any{
+					"apiVersion":  "networking.k8s.io/v1",
+					"kind":        "Ingress",
+					"name":        "{{ request.object.metadata.name }}-generated",
+					"namespace":   "{{ request.namespace }}",
+					"synchronize": true,
+					"data": map[string]any{"spec": map[string]any{"rules": []any{map[string]any{
+						"host": "{{ request.object.metadata.name }}.example.com",
+						"http": map[string]any{"paths": []any{map[string]any{
+							"path": "/", "pathType": "Prefix",
+							"backend": map[string]any{"service": map[string]any{"name": "{{ request.object.spec.service }}", "port": map[string]any{"number": 80}}},
+						}}},
+					}}}},
+				},
+			}},
+		},
+	}}
+}
