@@ -59,6 +59,9 @@ func run(ctx context.Context) error {
 	if _, err := cluster.InstallRepoChart(ctx, root, "virtual-ingress"); err != nil {
 		return err
 	}
+	if err := virtualingress.WaitAdmissionReady(ctx, dyn, 2*time.Minute); err != nil {
+		return err
+	}
 
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err

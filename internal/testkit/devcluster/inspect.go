@@ -27,8 +27,7 @@ func (c *Cluster) PID(component string) int {
 	return p.cmd.Process.Pid
 }
 
-// policyKinds are the Kyverno policy kinds a chart of this repository may render, with how each reports readiness. A
-// GlobalContextEntry is not a policy, but the policies that read it fail until Kyverno has loaded it.
+// policyKinds are the Kyverno policy kinds a chart of this repository may render, with how each reports readiness.
 var policyKinds = []struct {
 	resource schema.GroupVersionResource
 	ready    func(*unstructured.Unstructured) bool
@@ -37,7 +36,6 @@ var policyKinds = []struct {
 	{schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "mutatingpolicies"}, celPolicyReady},
 	{schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "generatingpolicies"}, celPolicyReady},
 	{schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "validatingpolicies"}, celPolicyReady},
-	{schema.GroupVersionResource{Group: "kyverno.io", Version: "v2alpha1", Resource: "globalcontextentries"}, func(u *unstructured.Unstructured) bool { return conditionTrue(u, "Ready") }},
 }
 
 // celPolicyReady reads the CEL policies' summary: ready once compiled, its webhooks configured and its RBAC checked.

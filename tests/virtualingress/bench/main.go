@@ -213,6 +213,9 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	if err := b.cluster.WaitPoliciesReady(readyCtx, policyengine.PolicySelector); err != nil {
 		return r, err
 	}
+	if err := virtualingress.WaitAdmissionReady(readyCtx, b.dyn, setupTimeout); err != nil {
+		return r, err
+	}
 	r.PoliciesReadySeconds = time.Since(start).Seconds()
 	stopController, err := b.startStatusController(ctx)
 	if err != nil {

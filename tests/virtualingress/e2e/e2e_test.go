@@ -23,6 +23,7 @@ func TestVirtualIngress(t *testing.T) {
 	}{
 		{"created before its Service", testCreatedBeforeService},
 		{"Service recreated under a new name", testServiceRecreated},
+		{"rapid Service recreations never send the Ingress back", testRapidRecreations},
 		{"several paths, named backend, defaultBackend", testSeveralBackends},
 		{"several matches under error", testMultipleMatchesError},
 		{"deleting the VirtualIngress deletes the Ingress", testGarbageCollection},

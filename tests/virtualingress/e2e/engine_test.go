@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
@@ -32,18 +31,14 @@ func install(t *testing.T, engine string) {
 	t.Logf("chart installed with policy.engine=%s, policies ready in %s", engine, time.Since(start).Round(time.Millisecond))
 }
 
-// waitAdmissionPoliciesEnforced waits until the API server enforces the chart's ValidatingAdmissionPolicies: it loads
-// them asynchronously after they are created, so the first writes after an install may pass unchecked. A server-side
-// dry run of a VirtualIngress with a denied annotation is refused once they are in force.
+// waitAdmissionPoliciesEnforced waits until the chart's admission chain (Kyverno's policies, their informer of
+// Services, the ValidatingAdmissionPolicies) is in force: the first writes after an install could otherwise pass
+// unchecked or fail.
 func waitAdmissionPoliciesEnforced(t *testing.T) {
 	t.Helper()
-	probe := virtualingress.New("default", "admission-probe", virtualingress.CoderSpec(relayLabels()))
-	probe.SetAnnotations(map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "probe"})
-	eventually(t, "the chart's admission policies to be enforced", func() (bool, string, error) {
-		_, err := env.dyn.Resource(virtualIngressGVR).Namespace("default").Create(context.Background(), probe,
-			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return err != nil && strings.Contains(err.Error(), "is not allowed on a VirtualIngress"), errString(err), nil
-	})
+	if err := virtualingress.WaitAdmissionReady(context.Background(), env.dyn, convergeTimeout); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // withEngine adds policy.engine=env.engine to a set of values, keeping the other policy values given.
