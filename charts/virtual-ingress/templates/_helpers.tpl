@@ -76,10 +76,11 @@ any:
 Values the rule bodies in files/rules read, handed to Kyverno as a context variable (vi_config). Only mutate rules
 take it: a generate rule's context may not change on policy update. The CEL policies read the same JSON as a CEL map
 literal (variables.config): JSON is valid CEL for a map of strings. statusWriter is the username whose writes of
-the Ready condition the resolve policies keep; servicesCache names the GlobalContextEntry they read Services from.
+the Ready condition the resolve policies keep; servicesCache and virtualIngressesCache name the GlobalContextEntries the
+policies read Services and VirtualIngresses from.
 */}}
 {{- define "virtual-ingress.config" -}}
-{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches "statusWriter" (include "virtual-ingress.controllerUsername" .) "servicesCache" (include "virtual-ingress.servicesCache" .) | toJson }}
+{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches "statusWriter" (include "virtual-ingress.controllerUsername" .) "servicesCache" (include "virtual-ingress.servicesCache" .) "virtualIngressesCache" (include "virtual-ingress.virtualIngressesCache" .) | toJson }}
 {{- end }}
 
 {{/*
@@ -87,6 +88,13 @@ Name of the GlobalContextEntry through which the resolve policies read Services 
 */}}
 {{- define "virtual-ingress.servicesCache" -}}
 {{- printf "%s-services" (include "virtual-ingress.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Name of the GlobalContextEntry through which the service-events policies find the VirtualIngresses a Service concerns.
+*/}}
+{{- define "virtual-ingress.virtualIngressesCache" -}}
+{{- printf "%s-virtualingresses" (include "virtual-ingress.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/*

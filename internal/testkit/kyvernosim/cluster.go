@@ -26,8 +26,8 @@ var (
 type Cluster struct {
 	Client     dclient.Interface
 	RESTMapper meta.RESTMapper
-	// services are what Kyverno's informer of Services (a GlobalContextEntry) holds.
-	services []*unstructured.Unstructured
+	// services and virtualIngresses are what Kyverno's informers of them (GlobalContextEntries) hold.
+	services, virtualIngresses []*unstructured.Unstructured
 }
 
 // NewCluster holds objects of Services, Namespaces and the kinds of the given CRDs. Kinds are registered up front
@@ -62,16 +62,20 @@ func NewCluster(crds []*apiextensionsv1.CustomResourceDefinition, objects []*uns
 			return Cluster{}, fmt.Errorf("%s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 		}
 	}
-	var services []*unstructured.Unstructured
+	var services, virtualIngresses []*unstructured.Unstructured
 	for _, o := range objects {
-		if o.GroupVersionKind() == ServiceGVK {
+		switch {
+		case o.GroupVersionKind() == ServiceGVK:
 			services = append(services, o.DeepCopy())
+		case o.GetKind() == "VirtualIngress":
+			virtualIngresses = append(virtualIngresses, o.DeepCopy())
 		}
 	}
 	return Cluster{
-		Client:     dclient.NewFakeClientWithDisco(dyn, kubefake.NewClientset(), disco),
-		RESTMapper: cluster.NewFake().RESTMapper(crds),
-		services:   services,
+		Client:           dclient.NewFakeClientWithDisco(dyn, kubefake.NewClientset(), disco),
+		RESTMapper:       cluster.NewFake().RESTMapper(crds),
+		services:         services,
+		virtualIngresses: virtualIngresses,
 	}, nil
 }
 

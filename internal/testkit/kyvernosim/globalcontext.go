@@ -10,36 +10,43 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// servicesCacheVariable is the key of the chart's configuration variable (vi_config) that names the GlobalContextEntry
-// of Services the resolve rules read.
-const servicesCacheVariable = "servicesCache"
+// The keys of the chart's configuration variable (vi_config) that name its GlobalContextEntries: Kyverno's informers
+// of Services and of VirtualIngresses.
+const (
+	servicesCacheVariable         = "servicesCache"
+	virtualIngressesCacheVariable = "virtualIngressesCache"
+)
 
-// setGlobalContext gives st, for every GlobalContextEntry the policies name through their vi_config variable, the
-// cluster's Services: what Kyverno's informer of Services holds on a cluster that has caught up.
+// setGlobalContext gives st, for every GlobalContextEntry the policies name through their vi_config variable, what
+// Kyverno's informer holds on a cluster that has caught up: the cluster's Services (or those WithServicesCache gave),
+// and its VirtualIngresses.
 func setGlobalContext(st *store.Store, policies []kyvernov1.PolicyInterface, c Cluster) error {
-	names := servicesCacheNames(policies)
-	if len(names) == 0 {
-		return nil
-	}
-	var services []runtime.RawExtension
-	for _, s := range c.services {
-		raw, err := json.Marshal(s.Object)
-		if err != nil {
-			return err
-		}
-		services = append(services, runtime.RawExtension{Raw: raw})
-	}
 	var entries []v1alpha1.GlobalContextEntryValue
-	for _, name := range names {
+	for variable, objects := range map[string][]*unstructured.Unstructured{
+		servicesCacheVariable:         c.services,
+		virtualIngressesCacheVariable: c.virtualIngresses,
+	} {
 		// Never nil: an entry without resources is read as "no data", not as an empty list.
-		entries = append(entries, v1alpha1.GlobalContextEntryValue{Name: name, Resources: append([]runtime.RawExtension{}, services...)})
+		raws := []runtime.RawExtension{}
+		for _, o := range objects {
+			raw, err := json.Marshal(o.Object)
+			if err != nil {
+				return err
+			}
+			raws = append(raws, runtime.RawExtension{Raw: raw})
+		}
+		for _, name := range configuredNames(policies, variable) {
+			entries = append(entries, v1alpha1.GlobalContextEntryValue{Name: name, Resources: raws})
+		}
 	}
-	st.SetGlobalContextEntries(entries)
+	if len(entries) > 0 {
+		st.SetGlobalContextEntries(entries)
+	}
 	return nil
 }
 
-// servicesCacheNames reads the GlobalContextEntry names out of the policies' vi_config context variables.
-func servicesCacheNames(policies []kyvernov1.PolicyInterface) []string {
+// configuredNames reads the values of one key out of the policies' vi_config context variables.
+func configuredNames(policies []kyvernov1.PolicyInterface, key string) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, p := range policies {
@@ -49,7 +56,7 @@ func servicesCacheNames(policies []kyvernov1.PolicyInterface) []string {
 					continue
 				}
 				config, _ := entry.Variable.Value.Value.(map[string]any)
-				if name, ok := config[servicesCacheVariable].(string); ok && name != "" && !seen[name] {
+				if name, ok := config[key].(string); ok && name != "" && !seen[name] {
 					seen[name] = true
 					names = append(names, name)
 				}

@@ -126,7 +126,11 @@ func run(o options) error {
 	if o.scale > 0 {
 		fmt.Printf("[floor] %d triggers over %d Services in one namespace, one context-free generate rule\n", o.scale, o.scale)
 		floorStart := time.Now()
-		if res.Floor, err = b.measureFloor(ctx, o.scale); err != nil {
+		res.Floor, err = b.measureFloor(ctx, o.scale)
+		if res.Floor != nil {
+			fmt.Printf("[floor] %d of %d Ingresses in %.1f s\n", res.Floor.Generated, res.Floor.Triggers, res.Floor.ConvergeSeconds)
+		}
+		if err != nil {
 			return fmt.Errorf("floor: %w", err)
 		}
 		fmt.Printf("[floor] converged in %.1f s (run and clean-up %.0f s)\n", res.Floor.ConvergeSeconds, time.Since(floorStart).Seconds())
