@@ -230,3 +230,30 @@ JSON string literals are CEL string literals.
 {{- end }}
 {{- toJson $regexes }}
 {{- end }}
+
+{{/*
+CEL: the names of the VirtualIngresses a Service event concerns, from Kyverno's informer of VirtualIngresses (null when
+Kyverno has not loaded it): those of the Service's namespace with a matchLabels backend the Service matches, or whose
+status names it. Call with (dict "root" $ "old" true) where `oldObject` is declared: the Service is then `oldObject`
+for a DELETE and its labels before the change count too. Kyverno's CLI declares neither `oldObject` nor `request` in
+a target expression, where the Service is `object` for every operation.
+*/}}
+{{- define "virtual-ingress.celConcerned" -}}
+{{- if .old }}
+cel.bind(svc, object != null ? object : oldObject,
+cel.bind(labels, object != null ? object.?metadata.?labels.orValue({}) : {},
+cel.bind(oldLabels, oldObject != null ? oldObject.?metadata.?labels.orValue({}) : labels,
+{{- else }}
+cel.bind(svc, object,
+cel.bind(labels, object.?metadata.?labels.orValue({}),
+cel.bind(oldLabels, labels,
+{{- end }}
+cel.bind(vis, globalContext.Get({{ include "virtual-ingress.virtualIngressesCache" .root | quote }}, ""),
+  vis == null ? dyn(null) : dyn(dyn(vis).filter(vi, vi.metadata.?namespace.orValue("") == svc.metadata.namespace && (
+    ([vi.spec.?defaultBackend.?service.?matchLabels.orValue({})]
+      + vi.spec.?rules.orValue([]).map(r, r.?http.?paths.orValue([]).map(p, p.backend.?service.?matchLabels.orValue({}))).flatten())
+      .exists(sel, sel.size() > 0 && (
+        sel.all(k, k in labels && labels[k] == sel[k]) || sel.all(k, k in oldLabels && oldLabels[k] == sel[k])))
+    || vi.?status.?backends.orValue([]).exists(b, b.?service.orValue("") == svc.metadata.name)))
+    .map(vi, vi.metadata.name))))))
+{{- end }}

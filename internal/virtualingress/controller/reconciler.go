@@ -122,12 +122,36 @@ func (r *Reconciler) gather(ctx context.Context, obj *unstructured.Unstructured,
 	}
 	pending, failure := generationState(requests.Items)
 	in.failure = failure
-	services := &corev1.ServiceList{}
-	if err := r.client.List(ctx, services, client.InNamespace(obj.GetNamespace())); err != nil {
+	services, err := r.selectedServices(ctx, obj.GetNamespace(), vi.backends)
+	if err != nil {
 		return in, false, err
 	}
-	in.lag = resolutionLag(vi.backends, services.Items, r.opts.OnMultipleMatches)
+	in.lag = resolutionLag(vi.backends, services, r.opts.OnMultipleMatches)
 	return in, pending, nil
+}
+
+// selectedServices reads the Services of ns that some backend's selector matches: all that resolution depends on.
+// Reading only those (the cache filters by labels before it copies) keeps a reconcile from copying every Service of
+// a namespace that holds thousands.
+func (r *Reconciler) selectedServices(ctx context.Context, ns string, backends []backend) ([]corev1.Service, error) {
+	var out []corev1.Service
+	seen := map[string]bool{}
+	for _, b := range backends {
+		if len(b.MatchLabels) == 0 {
+			continue
+		}
+		list := &corev1.ServiceList{}
+		if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(b.MatchLabels)); err != nil {
+			return nil, err
+		}
+		for _, s := range list.Items {
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
 }
 
 // plan decides whether to report the verdict now, whether to repair, and when to look again.

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -118,6 +117,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, newUpdateRequest(), triggerIndex, updateRequestTrigger); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, newVirtualIngress(), serviceIndex, serviceKeys); err != nil {
+		return err
+	}
 	r := &Reconciler{
 		client:   mgr.GetClient(),
 		recorder: mgr.GetEventRecorder("virtual-ingress-controller"),
@@ -153,29 +155,6 @@ func (m mapper) ingress(_ context.Context, obj client.Object) []reconcile.Reques
 	}
 	if name, ok := strings.CutSuffix(obj.GetName(), m.suffix); ok && name != "" {
 		out = append(out, request(obj.GetNamespace(), name))
-	}
-	return out
-}
-
-// service: the VirtualIngresses of its namespace that select it or name it in status.
-func (m mapper) service(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(GVK.GroupVersion().WithKind(GVK.Kind + "List"))
-	if err := m.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil
-	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		backends, err := backendsOf(&list.Items[i])
-		if err != nil {
-			continue
-		}
-		for _, b := range backends {
-			if b.Service == obj.GetName() || labels.SelectorFromSet(b.MatchLabels).Matches(labels.Set(obj.GetLabels())) {
-				out = append(out, request(obj.GetNamespace(), list.Items[i].GetName()))
-				break
-			}
-		}
 	}
 	return out
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
@@ -80,15 +79,7 @@ func (b *bench) cleanUp(ctx context.Context) error {
 	if err := b.waitUpdateRequestsDrained(ctx); err != nil {
 		return err
 	}
-	for _, c := range []string{devcluster.ComponentKyverno, devcluster.ComponentKyvernoBackground} {
-		if err := b.cluster.StopComponent(c); err != nil {
-			return fmt.Errorf("stopping %s: %w", c, err)
-		}
-		if err := b.cluster.StartComponent(ctx, c); err != nil {
-			return fmt.Errorf("restarting %s: %w", c, err)
-		}
-	}
-	return nil
+	return b.kyverno.restart(ctx)
 }
 
 // emptyNamespace deletes what the measurements create in ns: VirtualIngresses, the floor's triggers and Ingresses by

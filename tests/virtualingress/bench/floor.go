@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 )
 
 // The floor is what Kyverno itself costs for the scale run's job: a generate ClusterPolicy without context (no
@@ -38,7 +36,9 @@ type floorResult struct {
 	CreateSeconds   float64 `json:"createAllSeconds"`
 	ConvergeSeconds float64 `json:"convergeSeconds"`
 	Generated       int     `json:"generated"`
-	Error           string  `json:"error,omitempty"`
+	// KyvernoRestarts counts the restarts of Kyverno's controllers during the run (see supervisor).
+	KyvernoRestarts map[string]int `json:"kyvernoRestarts,omitempty"`
+	Error           string         `json:"error,omitempty"`
 }
 
 // measureFloor installs the floor's CRD, RBAC and policy, restarts Kyverno (its background controller learns kinds
@@ -89,7 +89,7 @@ func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
 	}
 	created := time.Since(start)
 	generated := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout)
-	r := &floorResult{Triggers: n, CreateSeconds: created.Seconds(), ConvergeSeconds: time.Since(start).Seconds(), Generated: generated}
+	r := &floorResult{Triggers: n, CreateSeconds: created.Seconds(), ConvergeSeconds: time.Since(start).Seconds(), Generated: generated, KyvernoRestarts: b.kyverno.take()}
 	if generated < n {
 		r.Error = fmt.Sprintf("only %d of %d Ingresses generated within %s", generated, n, b.timeout)
 	}
@@ -123,13 +123,8 @@ func (b *bench) installFloor(ctx context.Context) error {
 	if err := b.floorRBAC(ctx); err != nil {
 		return err
 	}
-	for _, c := range []string{devcluster.ComponentKyverno, devcluster.ComponentKyvernoBackground} {
-		if err := b.cluster.StopComponent(c); err != nil {
-			return err
-		}
-		if err := b.cluster.StartComponent(ctx, c); err != nil {
-			return err
-		}
+	if err := b.kyverno.restart(ctx); err != nil {
+		return err
 	}
 	if _, err := b.dyn.Resource(clusterPolicyGVR).Create(ctx, floorClusterPolicy(), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("floor policy: %w", err)

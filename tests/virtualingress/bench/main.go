@@ -57,6 +57,7 @@ type bench struct {
 	namespaces []string
 	// skippedBefore is the count of UpdateRequests skipped by threshold when the engine's run started.
 	skippedBefore int
+	kyverno       *supervisor
 }
 
 func main() {
@@ -112,7 +113,10 @@ func run(o options) error {
 	cfg := cluster.RESTConfig()
 	// The scale run creates thousands of objects; client-side throttling would measure the client, not Kyverno.
 	cfg.QPS, cfg.Burst = 500, 1000
-	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout}
+	superviseCtx, stopSupervising := context.WithCancel(ctx)
+	defer stopSupervising()
+	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout,
+		kyverno: newSupervisor(superviseCtx, cluster)}
 	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {
 		return err

@@ -57,6 +57,8 @@ type scale struct {
 	BurstConvergeSeconds float64 `json:"burstConvergeSeconds"`
 	// RightAtEnd counts the Ingresses routing to their Service's current name once both phases are over.
 	RightAtEnd int `json:"ingressesRightAtEnd"`
+	// KyvernoRestarts counts the restarts of Kyverno's controllers during the run (see supervisor).
+	KyvernoRestarts map[string]int `json:"kyvernoRestarts,omitempty"`
 	// FloorRatio is ConvergeSeconds over the floor's (the same run's context-free generate policy).
 	FloorRatio           float64 `json:"convergeRatioToFloor,omitempty"`
 	BackgroundPeakMemMiB float64 `json:"backgroundControllerPeakMemoryMiB"`
@@ -185,6 +187,7 @@ func scaleRows(burst int) []row {
 		{"scale: Ingresses right at the end (target: all)", cell(func(s *scale) string {
 			return fmt.Sprintf("%d / %d %s", s.RightAtEnd, s.VirtualIngresses, verdict(s.RightAtEnd == s.VirtualIngresses))
 		})},
+		{"scale: Kyverno controllers restarted (lost their lease under load)", cell(func(s *scale) string { return fmt.Sprint(sum(s.KyvernoRestarts)) })},
 		{"scale: peak memory background / admission controller", cell(func(s *scale) string {
 			return fmt.Sprintf("%.0f / %.0f MiB", s.BackgroundPeakMemMiB, s.AdmissionPeakMemMiB)
 		})},
@@ -213,8 +216,8 @@ func (r results) print(out io.Writer, burst int) {
 	rows = append(rows, row{"wall time of the engine's run", seconds("%.0f s", func(e *engineResults) float64 { return e.WallSeconds })})
 
 	if f := r.Floor; f != nil {
-		fmt.Fprintf(out, "\nfloor (one context-free generate ClusterPolicy, %d triggers over %d Services in one namespace): created in %.1f s, %d Ingresses in %.1f s\n",
-			f.Triggers, f.Triggers, f.CreateSeconds, f.Generated, f.ConvergeSeconds)
+		fmt.Fprintf(out, "\nfloor (one context-free generate ClusterPolicy, %d triggers over %d Services in one namespace): created in %.1f s, %d Ingresses in %.1f s, Kyverno restarted %d times\n",
+			f.Triggers, f.Triggers, f.CreateSeconds, f.Generated, f.ConvergeSeconds, sum(f.KyvernoRestarts))
 	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "\nmeasurement\t"+strings.Join(r.Order, "\t"))
@@ -252,4 +255,12 @@ func (e *engineResults) errors() []string {
 		errs = append(errs, fmt.Sprintf("scale: %d of %d Ingresses do not route to their Service at the end", s.VirtualIngresses-s.RightAtEnd, s.VirtualIngresses))
 	}
 	return errs
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

@@ -106,6 +106,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 		BurstFollowed:        followed,
 		BurstConvergeSeconds: burstConverged.Seconds(),
 		RightAtEnd:           right,
+		KyvernoRestarts:      b.kyverno.take(),
 		BackgroundPeakMemMiB: peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyvernoBackground)),
 		AdmissionPeakMemMiB:  peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyverno)),
 		TargetSeconds:        scaleTarget.Seconds(),

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )

@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"context"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// serviceIndex indexes VirtualIngresses by what makes a Service event concern them, so that a Service event reads
+// the few VirtualIngresses it concerns from the cache instead of every VirtualIngress of its namespace. A selector
+// is indexed under one of its pairs (the first key in order): a Service it matches carries that pair, so looking up
+// each of the Service's labels finds it. A backend's Service name is indexed too (a Stale backend keeps a name its
+// selector no longer matches).
+const serviceIndex = "virtualingress.serviceKeys"
+
+func labelKey(k, v string) string { return "label:" + k + "=" + v }
+func serviceKey(name string) string { return "service:" + name }
+
+// serviceKeys is the index function.
+func serviceKeys(obj client.Object) []string {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	backends, err := backendsOf(u)
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, b := range backends {
+		if b.Service != "" {
+			keys = append(keys, serviceKey(b.Service))
+		}
+		if len(b.MatchLabels) > 0 {
+			names := make([]string, 0, len(b.MatchLabels))
+			for k := range b.MatchLabels {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			keys = append(keys, labelKey(names[0], b.MatchLabels[names[0]]))
+		}
+	}
+	return keys
+}
+
+// service: the VirtualIngresses of its namespace that select it or name it in status. controller-runtime calls it with
+// the old and the new object of an update, so a relabelled Service reaches the VirtualIngresses of both.
+func (m mapper) service(ctx context.Context, obj client.Object) []reconcile.Request {
+	keys := []string{serviceKey(obj.GetName())}
+	for k, v := range obj.GetLabels() {
+		keys = append(keys, labelKey(k, v))
+	}
+	seen := map[string]bool{}
+	var out []reconcile.Request
+	for _, key := range keys {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(GVK.GroupVersion().WithKind(GVK.Kind + "List"))
+		if err := m.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{serviceIndex: key}); err != nil {
+			continue
+		}
+		for i := range list.Items {
+			vi := &list.Items[i]
+			if seen[vi.GetName()] || !concerns(vi, obj) {
+				continue
+			}
+			seen[vi.GetName()] = true
+			out = append(out, request(obj.GetNamespace(), vi.GetName()))
+		}
+	}
+	return out
+}
+
+// concerns tells whether a backend of vi names the Service or selects it.
+func concerns(vi *unstructured.Unstructured, svc client.Object) bool {
+	backends, err := backendsOf(vi)
+	if err != nil {
+		return false
+	}
+	for _, b := range backends {
+		if b.Service == svc.GetName() || (len(b.MatchLabels) > 0 && labels.SelectorFromSet(b.MatchLabels).Matches(labels.Set(svc.GetLabels()))) {
+			return true
+		}
+	}
+	return false
+}
