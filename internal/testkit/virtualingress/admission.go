@@ -25,7 +25,7 @@ func WaitAdmissionReady(ctx context.Context, dyn dynamic.Interface, timeout time
 		return last != nil && strings.Contains(last.Error(), "is not allowed on a VirtualIngress"), nil
 	})
 	if err != nil {
-		return fmt.Errorf("the chart's admission chain is not in force: %w; last answer: %v", err, last)
+		return fmt.Errorf("the chart's admission chain is not in force: %w; last answer: %w", err, last)
 	}
 	return nil
 }

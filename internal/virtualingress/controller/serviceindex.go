@@ -17,7 +17,7 @@ import (
 // selector no longer matches).
 const serviceIndex = "virtualingress.serviceKeys"
 
-func labelKey(k, v string) string { return "label:" + k + "=" + v }
+func labelKey(k, v string) string   { return "label:" + k + "=" + v }
 func serviceKey(name string) string { return "service:" + name }
 
 // serviceKeys is the index function.

@@ -126,8 +126,14 @@ func (b *bench) installFloor(ctx context.Context) error {
 	if err := b.kyverno.restart(ctx); err != nil {
 		return err
 	}
-	if _, err := b.dyn.Resource(clusterPolicyGVR).Create(ctx, floorClusterPolicy(), metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("floor policy: %w", err)
+	// Kyverno's admission controller validates the policy; on a loaded machine it may still be (re)starting.
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, time.Second, setupTimeout, true, func(ctx context.Context) (bool, error) {
+		_, last = b.dyn.Resource(clusterPolicyGVR).Create(ctx, floorClusterPolicy(), metav1.CreateOptions{})
+		return last == nil || apierrors.IsAlreadyExists(last), nil
+	})
+	if err != nil {
+		return fmt.Errorf("floor policy: %w (last error: %w)", err, last)
 	}
 	readyCtx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
