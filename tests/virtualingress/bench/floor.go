@@ -59,14 +59,8 @@ func (b *bench) measureFloor(ctx context.Context, n int) (*floorResult, error) {
 }
 
 func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
-	ns, err := b.namespace(ctx, "bench-scale")
+	ns, err := b.scaleNamespace(ctx, n)
 	if err != nil {
-		return nil, err
-	}
-	if err := parallel(n, func(i int) error {
-		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d", i), labelsFor(i))
-		return err
-	}); err != nil {
 		return nil, err
 	}
 	iw, err := b.watchIngresses(ctx, ns)

@@ -29,14 +29,8 @@ var updateRequestGVR = schema.GroupVersionResource{Group: "kyverno.io", Version:
 //     every affected Ingress follows. Each Service event makes Kyverno list and check the namespace's
 //     VirtualIngresses, so this phase shows the cost of Service events at scale.
 func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
-	ns, err := b.namespace(ctx, "bench-scale")
+	ns, err := b.scaleNamespace(ctx, n)
 	if err != nil {
-		return nil, err
-	}
-	if err := parallel(n, func(i int) error {
-		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d", i), labelsFor(i))
-		return err
-	}); err != nil {
 		return nil, err
 	}
 	if err := b.waitUpdateRequestsDrained(ctx); err != nil {
@@ -111,6 +105,19 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 		AdmissionPeakMemMiB:  peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyverno)),
 		TargetSeconds:        scaleTarget.Seconds(),
 	}, nil
+}
+
+// scaleNamespace creates the scale runs' namespace with n Services svc-<i>, created 16 at a time, as a CCM resync
+// or a tenant cluster's restore creates them.
+func (b *bench) scaleNamespace(ctx context.Context, n int) (string, error) {
+	ns, err := b.namespace(ctx, "bench-scale")
+	if err != nil {
+		return "", err
+	}
+	return ns, parallel(n, func(i int) error {
+		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d", i), labelsFor(i))
+		return err
+	})
 }
 
 // ingressesRight counts the Ingresses vi-<i>-generated (i < n) that route to service(i) when the run ends: an
