@@ -98,3 +98,13 @@ func (s *Store) DeleteVApp(ctx context.Context, sc Scope, id string) error {
 	}
 	return mustAffect(res)
 }
+
+// MarkVAppDeleting records that the vApp's TemplateInstance is being deleted.
+func (s *Store) MarkVAppDeleting(ctx context.Context, sc Scope, id string) error {
+	cond, args := sc.where("org_id")
+	res, err := s.exec(ctx, "UPDATE vapps SET status = 'DELETING', updated_at = ? WHERE id = ?"+cond, append([]any{now(), id}, args...)...)
+	if err != nil {
+		return err
+	}
+	return mustAffect(res)
+}

@@ -225,3 +225,15 @@ func (s *Store) DeleteTombstone(ctx context.Context, namespace string) error {
 	_, err := s.exec(ctx, "DELETE FROM namespace_tombstones WHERE namespace = ?", namespace)
 	return err
 }
+
+// VDCByNamespace returns the VDC, also one being deleted, whose namespace is ns.
+func (s *Store) VDCByNamespace(ctx context.Context, ns string) (VDC, error) {
+	return scanVDC(s.queryRow(ctx, vdcSelect+" WHERE v.namespace = ?", ns))
+}
+
+// IsTombstone says whether ns is the namespace of a rolled-back VDC.
+func (s *Store) IsTombstone(ctx context.Context, ns string) (bool, error) {
+	var n int
+	err := s.queryRow(ctx, "SELECT COUNT(*) FROM namespace_tombstones WHERE namespace = ?", ns).Scan(&n)
+	return n > 0, classify(err)
+}
