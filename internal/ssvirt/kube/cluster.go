@@ -122,7 +122,8 @@ func Setup(mgr manager.Manager, st *store.Store, opts Options) (*Cluster, error)
 	if err := k.setupVAppController(mgr); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(manager.RunnableFunc(k.runHealth)); err != nil {
+	// Every replica serves the API and needs its own view of Kubernetes' health, leader or not.
+	if err := mgr.Add(everyReplica(k.runHealth)); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(manager.RunnableFunc(k.runResync)); err != nil {
@@ -174,3 +175,10 @@ func (k *Cluster) setAvailable(ok bool, why string) {
 		k.log.Info("Kubernetes API unavailable", "error", why)
 	}
 }
+
+// everyReplica is a runnable that runs whether or not this replica leads.
+type everyReplica func(context.Context) error
+
+func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
+
+func (everyReplica) NeedLeaderElection() bool { return false }
