@@ -27,7 +27,7 @@ func (k *Cluster) runHealth(ctx context.Context) error {
 	t := time.NewTicker(k.opts.HealthInterval)
 	defer t.Stop()
 	for {
-		k.probe(ctx)
+		k.Probe(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -36,7 +36,8 @@ func (k *Cluster) runHealth(ctx context.Context) error {
 	}
 }
 
-func (k *Cluster) probe(ctx context.Context) {
+// Probe asks the API server's /readyz now and records the answer.
+func (k *Cluster) Probe(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	var code int
