@@ -97,9 +97,10 @@ func CacheOptions(opts Options) cache.Options {
 	}
 }
 
-// ClientOptions keeps Secrets out of the cache: the process only creates them.
+// ClientOptions reads Templates and TemplateInstances (unstructured) from the cache too, so that the catalog
+// costs no API request and outlives a Kubernetes outage; Secrets stay out of it (the process only creates them).
 func ClientOptions() client.Options {
-	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
+	return client.Options{Cache: &client.CacheOptions{Unstructured: true, DisableFor: []client.Object{&corev1.Secret{}}}}
 }
 
 // Setup registers the reconcilers and the health probe with mgr (whose cache must use CacheOptions).

@@ -23,7 +23,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -148,8 +150,12 @@ func startInstance(ctx context.Context, driver, dsn string, resync, health time.
 		JWTKey: key, SessionLifetime: time.Hour, BootstrapAdmin: adminUser, BootstrapPass: adminPass,
 		Kube:       kube.Options{TemplateNamespace: templateNS, ResyncPeriod: resync, HealthInterval: health},
 		RESTConfig: rest.CopyConfig(saConfig),
-		Manager:    ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"},
-		Log:        ctrl.Log.WithName("ssvirt-api"),
+		Manager: ctrl.Options{
+			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+			// Some tests run a second instance in this process; its controllers share the names.
+			Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		},
+		Log: ctrl.Log.WithName("ssvirt-api"),
 	})
 	if err != nil {
 		cancel()
