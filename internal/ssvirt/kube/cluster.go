@@ -67,6 +67,9 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	orphans map[string]bool
+
+	templatesMu sync.Mutex
+	templates   map[string]Template
 }
 
 func managedBySelector() labels.Selector {

@@ -25,7 +25,8 @@ type Template struct {
 	Name, DisplayName, Description, Version string
 	Parameters                              []Parameter
 	// object is the cached Template; it must not be modified.
-	object *unstructured.Unstructured
+	object          *unstructured.Unstructured
+	resourceVersion string
 }
 
 // Templates lists the catalog's Templates from the informer cache, by name: no API request is made.
@@ -36,13 +37,24 @@ func (k *Cluster) Templates(ctx context.Context) ([]Template, error) {
 		return nil, fmt.Errorf("listing Templates: %w", err)
 	}
 	out := make([]Template, 0, len(list.Items))
+	k.templatesMu.Lock()
+	defer k.templatesMu.Unlock()
+	converted := make(map[string]Template, len(list.Items))
 	for i := range list.Items {
-		t := &list.Items[i]
-		if _, ok := t.GetAnnotations()[AnnotationContainerDisks]; !ok {
+		u := &list.Items[i]
+		if _, ok := u.GetAnnotations()[AnnotationContainerDisks]; !ok {
 			continue
 		}
-		out = append(out, templateOf(t))
+		// Converting (and copying the parameters of) every Template on every request would cost more than the
+		// list itself: a Template is converted again only when its resourceVersion changes.
+		t, ok := k.templates[u.GetName()]
+		if !ok || t.resourceVersion != u.GetResourceVersion() {
+			t = templateOf(u)
+		}
+		converted[t.Name] = t
+		out = append(out, t)
 	}
+	k.templates = converted
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
@@ -51,7 +63,7 @@ func templateOf(u *unstructured.Unstructured) Template {
 	ann := u.GetAnnotations()
 	t := Template{
 		Name: u.GetName(), DisplayName: ann["openshift.io/display-name"], Description: ann["description"],
-		Version: u.GetLabels()[LabelTemplateVersion], object: u,
+		Version: u.GetLabels()[LabelTemplateVersion], object: u, resourceVersion: u.GetResourceVersion(),
 	}
 	if t.DisplayName == "" {
 		t.DisplayName = t.Name
