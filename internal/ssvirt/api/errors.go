@@ -37,14 +37,14 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.msg }
 
-func badRequest(msg string) error { return &apiError{http.StatusBadRequest, CodeBadRequest, msg} }
-func notFound(what string) error {
+func badRequest(msg string) *apiError { return &apiError{http.StatusBadRequest, CodeBadRequest, msg} }
+func notFound(what string) *apiError {
 	return &apiError{http.StatusNotFound, CodeNotFound, what + " not found"}
 }
-func forbidden(msg string) error { return &apiError{http.StatusForbidden, CodeForbidden, msg} }
-func conflict(msg string) error  { return &apiError{http.StatusConflict, CodeConflict, msg} }
-func busy(msg string) error      { return &apiError{http.StatusConflict, CodeBusy, msg} }
-func unavailable(msg string) error {
+func forbidden(msg string) *apiError { return &apiError{http.StatusForbidden, CodeForbidden, msg} }
+func conflict(msg string) *apiError  { return &apiError{http.StatusConflict, CodeConflict, msg} }
+func busy(msg string) *apiError      { return &apiError{http.StatusConflict, CodeBusy, msg} }
+func unavailable(msg string) *apiError {
 	return &apiError{http.StatusServiceUnavailable, CodeUnavailable, msg}
 }
 
@@ -61,11 +61,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, what st
 	switch {
 	case errors.As(err, &ae):
 	case errors.Is(err, store.ErrNotFound):
-		ae = notFound(what).(*apiError)
+		ae = notFound(what)
 	case errors.Is(err, store.ErrConflict):
-		ae = conflict(what + ": " + err.Error()).(*apiError)
+		ae = conflict(what + ": " + err.Error())
 	case s.store.Ping(r.Context()) != nil:
-		ae = unavailable("the database is unavailable; try again later").(*apiError)
+		ae = unavailable("the database is unavailable; try again later")
 	default:
 		s.log.Error(err, "request failed", "method", r.Method, "path", r.URL.Path)
 		ae = &apiError{http.StatusInternalServerError, CodeInternal, "internal error"}

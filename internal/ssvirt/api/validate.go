@@ -18,9 +18,9 @@ func checkName(field, name string) error {
 	return nil
 }
 
-func checkText(field, s string, max int) error {
-	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > max {
-		return badRequest(fmt.Sprintf("%s: at most %d characters of valid UTF-8", field, max))
+func checkText(field, s string, limit int) error {
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > limit {
+		return badRequest(fmt.Sprintf("%s: at most %d characters of valid UTF-8", field, limit))
 	}
 	return nil
 }
