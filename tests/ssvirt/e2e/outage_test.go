@@ -32,10 +32,20 @@ func readiness(t *testing.T, inst *instance) (int, api.Readiness) {
 	return resp.StatusCode, r
 }
 
+// waitHealthy waits until the shared instance sees both dependencies: another test may just have restarted one.
+func waitHealthy(t *testing.T) {
+	t.Helper()
+	eventually(t, "database and Kubernetes ok", time.Minute, func() (bool, string) {
+		code, r := readiness(t, srv)
+		return code == http.StatusOK && r.Status == "ok", r.Status
+	})
+}
+
 // kube-apiserver stopped: /readyz says degraded (still 200); VDC creates, updates and deletes are kept in the
 // database and carried out when it is back; the catalog answers from the cache; instantiation is a clear 503.
 func TestKubernetesOutage(t *testing.T) {
 	ctx := t.Context()
+	waitHealthy(t)
 	sys := sysadmin(t)
 	tn := newTenant(t, sys)
 	base := "/api/admin/org/" + tn.org.ID + "/vdcs"
@@ -161,6 +171,7 @@ func TestCreateRolledBackWhenKubernetesFails(t *testing.T) {
 // PostgreSQL stopped: clear 503s and /readyz down; started again: the same process serves again.
 func TestDatabaseOutage(t *testing.T) {
 	ctx := t.Context()
+	waitHealthy(t)
 	sys := sysadmin(t)
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
