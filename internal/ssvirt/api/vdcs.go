@@ -195,30 +195,42 @@ func (s *Server) createVDC(w http.ResponseWriter, r *http.Request) error {
 	if err := in.check(); err != nil {
 		return err
 	}
-	v, err := s.store.CreateVDC(r.Context(), store.VDC{
+	row := store.VDC{
 		OrgID: o.ID, Name: in.Name, Description: in.Description, Enabled: in.IsEnabled == nil || *in.IsEnabled,
 		CPUMillicores: in.ComputeCapacity.CPU.Limit, MemoryMiB: in.ComputeCapacity.Memory.Limit, StorageGiB: in.StorageCapacity.Limit,
 		State: store.StatePending,
-	}, func(id string, attempt int) string { return naming.Namespace(o.Name, in.Name, id, attempt) })
-	if errors.Is(err, store.ErrConflict) {
-		return conflict("the organization has a VDC named " + in.Name)
 	}
-	if err != nil {
-		return err
-	}
-	if !s.cluster.Available() {
-		writeJSON(w, http.StatusCreated, vdcOut(v))
-		return nil
-	}
-	if err := s.cluster.ApplyVDC(r.Context(), v); err != nil {
+	names := func(id string, attempt int) string { return naming.Namespace(o.Name, in.Name, id, attempt) }
+	var v store.VDC
+	// A namespace of the chosen name that is not ssvirt's is never adopted: the rollback's tombstone holds that name,
+	// so the next attempt gets a suffixed one.
+	for attempt := 0; ; attempt++ {
+		v, err = s.store.CreateVDC(r.Context(), row, names)
+		if errors.Is(err, store.ErrConflict) {
+			return conflict("the organization has a VDC named " + in.Name)
+		}
+		if err != nil {
+			return err
+		}
+		if !s.cluster.Available() {
+			writeJSON(w, http.StatusCreated, vdcOut(v))
+			return nil
+		}
+		err = s.cluster.ApplyVDC(r.Context(), v)
+		if err == nil {
+			break
+		}
 		if rbErr := s.store.RollbackVDC(r.Context(), v.ID); rbErr != nil {
 			s.log.Error(rbErr, "rolling back a VDC whose namespace failed; the reconciler keeps trying to make it", "vdc", v.ID)
+			return unavailable("Kubernetes did not take the VDC's namespace: " + err.Error())
 		}
-		s.cluster.Enqueue(v.Namespace)
-		if errors.Is(err, kube.ErrNamespaceTaken) {
+		if !errors.Is(err, kube.ErrNamespaceTaken) {
+			s.cluster.Enqueue(v.Namespace) // whatever part was made goes
+			return unavailable("Kubernetes did not take the VDC's namespace, so the VDC was not created: " + err.Error())
+		}
+		if attempt == 2 {
 			return conflict(err.Error())
 		}
-		return unavailable("Kubernetes did not take the VDC's namespace, so the VDC was not created: " + err.Error())
 	}
 	if err := s.store.SetVDCState(r.Context(), v.ID, store.StateReady); err != nil {
 		return err

@@ -123,3 +123,28 @@ func TestVDCLifecycle(t *testing.T) {
 	})
 	sys.must(t, "DELETE", "/cloudapi/1.0.0/orgs/"+tn.org.ID, nil, http.StatusNoContent, nil)
 }
+
+// A namespace of the VDC's name that is not ssvirt's is neither adopted nor deleted: the VDC gets a suffixed
+// namespace of its own.
+func TestForeignNamespaceNotAdopted(t *testing.T) {
+	ctx := t.Context()
+	sys := sysadmin(t)
+	tn := newTenant(t, sys)
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "vdc-" + tn.org.Name + "-db", Labels: map[string]string{"team": "dba"}}}
+	if _, err := kubeCS.CoreV1().Namespaces().Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var v api.VDC
+	sys.must(t, "POST", "/api/admin/org/"+tn.org.ID+"/vdcs", vdcBody("db", 0, 0, 0), http.StatusCreated, &v)
+	if v.Namespace == foreign.Name || v.Status != "READY" {
+		t.Fatalf("VDC next to a foreign namespace: %+v", v)
+	}
+	time.Sleep(3 * time.Second) // a resync period: the tombstone of the foreign name is processed
+	ns, err := namespace(ctx, foreign.Name)
+	if err != nil || ns.DeletionTimestamp != nil || ns.Labels["team"] != "dba" || ns.Labels[kube.LabelVDCID] != "" {
+		t.Fatalf("the foreign namespace was touched: %+v %v", ns, err)
+	}
+	if _, err := kubeCS.CoreV1().ResourceQuotas(foreign.Name).Get(ctx, kube.QuotaName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a quota was put into the foreign namespace: %v", err)
+	}
+}
