@@ -124,12 +124,15 @@ func TestKubernetesOutage(t *testing.T) {
 	})
 }
 
-// Kubernetes failing in the middle of a create (this instance's probe has not noticed): the row is rolled back,
-// the answer is 503, and nothing is left behind once Kubernetes is back.
-func TestCreateRolledBackWhenKubernetesFails(t *testing.T) {
+// Kubernetes failing in the middle of requests (this instance's probe has not noticed): a create is rolled back
+// (503, not listed, a tombstone), an update is compensated (503, the row as it was), a delete is accepted (202)
+// and finished by the reconciler; once Kubernetes is back, nothing is left behind and the kept VDC is applied.
+func TestKubernetesFailingMidRequest(t *testing.T) {
 	ctx := t.Context()
-	// Its own instance and database, probing rarely, so that only the create itself meets the outage.
-	inst, err := startInstance(ctx, store.DriverSQLite, sqlitePath(t), 2*time.Second, time.Hour)
+	waitHealthy(t)
+	// Its own instance and database, probing and resyncing rarely, so that only the requests themselves meet the
+	// outage; when Kubernetes is back, Probe makes it notice (and resync) at once.
+	inst, err := startInstance(ctx, store.DriverSQLite, sqlitePath(t), time.Hour, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,34 +140,81 @@ func TestCreateRolledBackWhenKubernetesFails(t *testing.T) {
 	sys := login(t, inst, adminUser, "System", adminPass)
 	var org api.Org
 	sys.must(t, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: unique("rb")}, http.StatusCreated, &org)
+	base := "/api/admin/org/" + org.ID + "/vdcs"
+	var keep, gone api.VDC
+	sys.must(t, "POST", base, vdcBody("keep", 1000, 0, 0), http.StatusCreated, &keep)
+	sys.must(t, "POST", base, vdcBody("gone", 1000, 0, 0), http.StatusCreated, &gone)
+	time.Sleep(time.Second) // the reconciles the creates' watch events cause are over
 
-	if err := cluster.StopComponent(devcluster.ComponentAPIServer); err != nil {
-		t.Fatal(err)
+	// A failed request makes the instance see Kubernetes as down, after which it takes the "known down" path:
+	// one outage for the update, another for the create and the delete.
+	outage := func(requests func()) {
+		t.Helper()
+		if err := cluster.StopComponent(devcluster.ComponentAPIServer); err != nil {
+			t.Fatal(err)
+		}
+		requests()
+		if err := cluster.StartComponent(ctx, devcluster.ComponentAPIServer); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the instance sees Kubernetes again", time.Minute, func() (bool, string) {
+			inst.Cluster.Probe(ctx)
+			return inst.Cluster.Available(), inst.Cluster.Status()
+		})
 	}
-	var e api.Error
-	code := sys.do(t, "POST", "/api/admin/org/"+org.ID+"/vdcs", vdcBody("web", 0, 0, 0), &e)
+	var updateErr api.Error
+	var updateCode int
+	var kept api.VDC
+	outage(func() {
+		updateCode = sys.do(t, "PUT", base+"/"+keep.ID, vdcBody("keep", 5000, 0, 0), &updateErr)
+		sys.do(t, "GET", base+"/"+keep.ID, nil, &kept)
+	})
+	if updateCode != http.StatusServiceUnavailable || kept.ComputeCapacity.CPU.Limit != 1000 {
+		t.Fatalf("update with Kubernetes failing: %d %+v; the VDC now %+v", updateCode, updateErr, kept)
+	}
+	// The compensated VDC is applied again once Kubernetes is back; let that settle before the next outage.
+	eventually(t, "kept VDC ready", time.Minute, func() (bool, string) {
+		var v api.VDC
+		sys.must(t, "GET", base+"/"+keep.ID, nil, http.StatusOK, &v)
+		return v.Status == store.StateReady, v.Status
+	})
+	time.Sleep(time.Second)
+	var createErr api.Error
+	var createCode, deleteCode int
 	var page api.Paged[api.VDC]
-	sys.do(t, "GET", "/api/admin/org/"+org.ID+"/vdcs", nil, &page)
-	tombs, tombErr := inst.Store.Tombstones(ctx)
-	if err := cluster.StartComponent(ctx, devcluster.ComponentAPIServer); err != nil {
-		t.Fatal(err)
+	var tombs []store.Tombstone
+	var tombErr error
+	outage(func() {
+		createCode = sys.do(t, "POST", base, vdcBody("web", 0, 0, 0), &createErr)
+		deleteCode = sys.do(t, "DELETE", base+"/"+gone.ID, nil, nil)
+		sys.do(t, "GET", base, nil, &page)
+		tombs, tombErr = inst.Store.Tombstones(ctx)
+	})
+	if createCode != http.StatusServiceUnavailable || deleteCode != http.StatusAccepted {
+		t.Fatalf("with Kubernetes failing: create %d %+v, delete %d", createCode, createErr, deleteCode)
 	}
-	if code != http.StatusServiceUnavailable {
-		t.Fatalf("create with Kubernetes failing: %d %+v", code, e)
-	}
-	if page.ResultTotal != 0 {
-		t.Fatalf("the rolled-back VDC is listed: %+v", page.Values)
+	if page.ResultTotal != 1 || page.Values[0].ID != keep.ID {
+		t.Fatalf("listed while Kubernetes failed: %+v", page.Values)
 	}
 	if tombErr != nil || len(tombs) != 1 {
 		t.Fatalf("tombstones while Kubernetes is away: %+v %v", tombs, tombErr)
 	}
-	inst.Cluster.Probe(ctx)
 	eventually(t, "nothing left behind", time.Minute, func() (bool, string) {
 		if _, err := namespace(ctx, tombs[0].Namespace); !apierrors.IsNotFound(err) {
-			return false, "namespace exists"
+			return false, "rolled-back namespace exists"
 		}
-		left, _ := inst.Store.Tombstones(ctx)
-		return len(left) == 0, "tombstone kept"
+		if left, _ := inst.Store.Tombstones(ctx); len(left) != 0 {
+			return false, "tombstone kept"
+		}
+		if _, err := namespace(ctx, gone.Namespace); !apierrors.IsNotFound(err) {
+			return false, "deleted VDC's namespace exists"
+		}
+		if _, err := inst.Store.VDCByNamespace(ctx, gone.Namespace); err == nil {
+			return false, "deleted VDC's row exists"
+		}
+		var v api.VDC
+		sys.must(t, "GET", base+"/"+keep.ID, nil, http.StatusOK, &v)
+		return v.Status == store.StateReady && hardIs(quota(t, keep.Namespace), corev1.ResourceLimitsCPU, "1"), "kept VDC " + v.Status
 	})
 }
 
