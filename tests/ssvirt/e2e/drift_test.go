@@ -86,6 +86,9 @@ func TestDriftRepair(t *testing.T) {
 	eventually(t, "orphan reported", 30*time.Second, func() (bool, string) {
 		return slices.Contains(srv.Cluster.Orphans(), orphan.Name), "not reported"
 	})
+	if _, r := readiness(t, srv); !slices.Contains(r.OrphanNamespaces, orphan.Name) {
+		t.Errorf("/readyz does not report the orphan: %+v", r)
+	}
 	time.Sleep(3 * time.Second) // a resync period
 	if _, err := namespace(ctx, orphan.Name); apierrors.IsNotFound(err) {
 		t.Fatal("the orphan namespace was deleted")
