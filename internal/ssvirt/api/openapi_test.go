@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
 )
 
 type document struct {
@@ -80,4 +81,59 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 		}
 	}
 	walk(doc)
+}
+
+// jsonFields are the JSON names of a struct's fields.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Each schema of the document has exactly the fields the served type has.
+func TestOpenAPISchemasMatchTypes(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := yaml.Unmarshal(api.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]any{
+		"Error": api.Error{}, "Ref": api.Ref{}, "Check": api.Check{}, "Readiness": api.Readiness{}, "Session": api.Session{},
+		"Org": api.Org{}, "User": api.User{}, "VDC": api.VDC{}, "Capacity": api.Capacity{}, "Catalog": api.Catalog{},
+		"CatalogItem": api.CatalogItem{}, "Parameter": kube.Parameter{}, "InstantiateRequest": api.InstantiateRequest{},
+		"VApp": api.VApp{},
+	} {
+		schema, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Errorf("schema %s missing", name)
+			continue
+		}
+		var documented []string
+		for p := range schema.Properties {
+			documented = append(documented, p)
+		}
+		sort.Strings(documented)
+		if served := jsonFields(reflect.TypeOf(v)); !reflect.DeepEqual(documented, served) {
+			t.Errorf("schema %s: documented %v, served %v", name, documented, served)
+		}
+	}
+	var page []string
+	for p := range doc.Components.Schemas["Page"].Properties {
+		page = append(page, p)
+	}
+	sort.Strings(page)
+	if served := jsonFields(reflect.TypeOf(api.Paged[int]{})); !reflect.DeepEqual(append(page, "values"), served) {
+		t.Errorf("schema Page: documented %v (+ values), served %v", page, served)
+	}
 }
