@@ -44,7 +44,7 @@ func (k *Cluster) reconcileNamespace(ctx context.Context, req reconcile.Request)
 	case err != nil:
 		return reconcile.Result{}, err
 	case v.State == store.StateDeleting:
-		gone, err := k.DeleteNamespace(ctx, ns, v.ID)
+		gone, err := k.deleteNamespace(ctx, ns, v.ID)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
@@ -55,7 +55,7 @@ func (k *Cluster) reconcileNamespace(ctx context.Context, req reconcile.Request)
 		}
 		return reconcile.Result{}, k.store.DeleteVDCRow(ctx, v.ID)
 	}
-	if err := k.ApplyVDC(ctx, v); err != nil {
+	if err := k.applyVDC(ctx, v); err != nil {
 		_ = k.store.SetVDCState(ctx, v.ID, store.StatePending)
 		if errors.Is(err, ErrNamespaceTaken) {
 			k.log.Error(err, "VDC namespace cannot be made", "vdc", v.ID)
@@ -80,7 +80,7 @@ func (k *Cluster) reconcileUnowned(ctx context.Context, ns string) (reconcile.Re
 		if t.Namespace != ns {
 			continue
 		}
-		gone, err := k.DeleteNamespace(ctx, ns, t.VDCID)
+		gone, err := k.deleteNamespace(ctx, ns, t.VDCID)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
