@@ -88,7 +88,16 @@ func Start(ctx context.Context, cfg Config) (*App, error) {
 		},
 	}
 	mgrDone := make(chan error, 1)
-	go func() { mgrDone <- mgr.Start(ctx) }()
+	go func() {
+		err := mgr.Start(ctx)
+		if err != nil {
+			// Without its manager the process would serve with a dead cache and no reconciler: stop serving, so
+			// that the process exits and is restarted.
+			cfg.Log.Error(err, "the Kubernetes manager stopped; shutting down")
+			_ = a.server.Close()
+		}
+		mgrDone <- err
+	}()
 	go func() {
 		err := a.server.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
