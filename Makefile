@@ -203,10 +203,15 @@ demo: ## Start a local cluster with Kyverno, helm install the chart, show the co
 demo-down: ## Stop and remove the demo cluster
 	$(GO) run ./tools/devcluster down --dir .devcluster/demo
 
+.PHONY: demo-ssvirt
+demo-ssvirt: ## ssvirt-api on SQLite and a local control plane: create an organization and a VDC with curl, show the namespace and quota
+	$(GO) run ./tools/ssvirt-demo
+
 .PHONY: bench
 bench: ## Every product's benchmark (tests/<product>/bench); writes _output/bench/<product>.json
 	$(GO) run ./tests/virtualingress/bench --out _output/bench/virtualingress.json
 	$(GO) run ./tests/virtualservice/bench --out _output/bench/virtualservice.json
+	$(GO) run ./tests/ssvirt/bench --out _output/bench/ssvirt.json
 
 .PHONY: preview
 preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)
@@ -229,7 +234,7 @@ build: bin/helm ## helm package every chart (CHARTS) into dist/
 
 # One OCI image per controller binary: <binary>=<chart whose appVersion is its version>. The revision comes from git
 # (both are image labels).
-IMAGES := virtualservice-operator=virtualservice-operator virtual-ingress-controller=virtual-ingress
+IMAGES := virtualservice-operator=virtualservice-operator virtual-ingress-controller=virtual-ingress ssvirt-api=ssvirt
 IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 app_version = $(shell awk '$$1 == "appVersion:" { gsub(/"/, "", $$2); print $$2 }' charts/$(1)/Chart.yaml)
 

@@ -1,0 +1,203 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/naming"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+)
+
+// Catalog is a catalog in the API.
+type Catalog struct {
+	ID          string    `json:"id,omitempty"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Org         *Ref      `json:"org,omitempty"`
+	CreatedAt   time.Time `json:"createdAt,omitzero"`
+}
+
+// CatalogItem is a Template offered by a catalog.
+type CatalogItem struct {
+	ID           string           `json:"id"`
+	Name         string           `json:"name"`
+	Description  string           `json:"description"`
+	CatalogID    string           `json:"catalogId"`
+	TemplateName string           `json:"templateName"`
+	Version      string           `json:"version"`
+	Parameters   []kube.Parameter `json:"parameters"`
+}
+
+func catalogOut(c store.Catalog) Catalog {
+	return Catalog{ID: naming.URN(naming.KindCatalog, c.ID), Name: c.Name, Description: c.Description,
+		Org: &Ref{ID: naming.URN(naming.KindOrg, c.OrgID)}, CreatedAt: c.CreatedAt}
+}
+
+func itemOut(catalogID string, t kube.Template) CatalogItem {
+	params := t.Parameters
+	if params == nil {
+		params = []kube.Parameter{}
+	}
+	return CatalogItem{
+		ID: naming.URN(naming.KindCatalogItem, naming.CatalogItemID(catalogID, t.Name)), Name: t.DisplayName,
+		Description: t.Description, CatalogID: naming.URN(naming.KindCatalog, catalogID), TemplateName: t.Name,
+		Version: t.Version, Parameters: params,
+	}
+}
+
+func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	cats, total, err := s.store.ListCatalogs(r.Context(), principal(r).Scope(), p)
+	if err != nil {
+		return err
+	}
+	out := make([]Catalog, len(cats))
+	for i, c := range cats {
+		out[i] = catalogOut(c)
+	}
+	writeJSON(w, http.StatusOK, paged(p, total, out))
+	return nil
+}
+
+// createCatalog: organization administrators create catalogs in their organization; system administrators
+// name the organization in org.id.
+func (s *Server) createCatalog(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	if !p.orgAdmin() {
+		return forbidden("only administrators create catalogs")
+	}
+	var in Catalog
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.ID != "" || !in.CreatedAt.IsZero() {
+		return badRequest("id and createdAt are set by the server")
+	}
+	if err := checkName("name", in.Name); err != nil {
+		return err
+	}
+	if err := checkText("description", in.Description, 1024); err != nil {
+		return err
+	}
+	orgID := p.OrgID
+	if in.Org != nil {
+		id, ok := naming.ParseURN(naming.KindOrg, in.Org.ID)
+		if !ok {
+			return badRequest("org.id is not an organization URN")
+		}
+		orgID = id
+	}
+	if orgID == "" {
+		return badRequest("org.id is required")
+	}
+	if _, err := s.store.GetOrg(r.Context(), p.Scope(), orgID); errors.Is(err, store.ErrNotFound) {
+		return notFound("organization")
+	} else if err != nil {
+		return err
+	}
+	c, err := s.store.CreateCatalog(r.Context(), store.Catalog{OrgID: orgID, Name: in.Name, Description: in.Description})
+	if errors.Is(err, store.ErrConflict) {
+		return conflict("the organization has a catalog named " + in.Name)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, catalogOut(c))
+	return nil
+}
+
+func (s *Server) catalog(r *http.Request) (store.Catalog, error) {
+	id, err := idOf(r, "catalogId", naming.KindCatalog, "catalog")
+	if err != nil {
+		return store.Catalog{}, err
+	}
+	c, err := s.store.GetCatalog(r.Context(), principal(r).Scope(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return c, notFound("catalog")
+	}
+	return c, err
+}
+
+func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.catalog(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, catalogOut(c))
+	return nil
+}
+
+func (s *Server) deleteCatalog(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.catalog(r)
+	if err != nil {
+		return err
+	}
+	if !principal(r).orgAdmin() {
+		return forbidden("only administrators delete catalogs")
+	}
+	if err := s.store.DeleteCatalog(r.Context(), store.Scope{OrgID: c.OrgID}, c.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// templates are the catalog's Templates from the informer cache; its last state is served while Kubernetes
+// is unreachable.
+func (s *Server) templates(r *http.Request) ([]kube.Template, error) {
+	ts, err := s.cluster.Templates(r.Context())
+	if err != nil {
+		return nil, unavailable("the template catalog is unavailable: " + err.Error())
+	}
+	return ts, nil
+}
+
+func (s *Server) listCatalogItems(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.catalog(r)
+	if err != nil {
+		return err
+	}
+	p, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	ts, err := s.templates(r)
+	if err != nil {
+		return err
+	}
+	start := min((p.Page-1)*p.PageSize, len(ts))
+	end := min(start+p.PageSize, len(ts))
+	out := make([]CatalogItem, 0, end-start)
+	for _, t := range ts[start:end] {
+		out = append(out, itemOut(c.ID, t))
+	}
+	writeJSON(w, http.StatusOK, paged(p, len(ts), out))
+	return nil
+}
+
+func (s *Server) getCatalogItem(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.catalog(r)
+	if err != nil {
+		return err
+	}
+	itemID, err := idOf(r, "itemId", naming.KindCatalogItem, "catalog item")
+	if err != nil {
+		return err
+	}
+	ts, err := s.templates(r)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if naming.CatalogItemID(c.ID, t.Name) == itemID {
+			writeJSON(w, http.StatusOK, itemOut(c.ID, t))
+			return nil
+		}
+	}
+	return notFound("catalog item")
+}

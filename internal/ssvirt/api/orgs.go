@@ -1,0 +1,172 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/naming"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+)
+
+// Org is an organization in the API.
+type Org struct {
+	ID          string    `json:"id,omitempty"`
+	Name        string    `json:"name"`
+	DisplayName string    `json:"displayName"`
+	Description string    `json:"description"`
+	IsEnabled   *bool     `json:"isEnabled,omitempty"`
+	CreatedAt   time.Time `json:"createdAt,omitzero"`
+}
+
+func orgOut(o store.Org) Org {
+	enabled := o.Enabled
+	return Org{ID: naming.URN(naming.KindOrg, o.ID), Name: o.Name, DisplayName: o.DisplayName, Description: o.Description,
+		IsEnabled: &enabled, CreatedAt: o.CreatedAt}
+}
+
+func (o Org) check() error {
+	if err := checkName("name", o.Name); err != nil {
+		return err
+	}
+	if strings.EqualFold(o.Name, SystemOrgName) {
+		return badRequest("name \"System\" is reserved for system administrators")
+	}
+	if err := checkText("displayName", o.DisplayName, 256); err != nil {
+		return err
+	}
+	return checkText("description", o.Description, 1024)
+}
+
+func (s *Server) listOrgs(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	orgs, total, err := s.store.ListOrgs(r.Context(), principal(r).Scope(), p)
+	if err != nil {
+		return err
+	}
+	out := make([]Org, len(orgs))
+	for i, o := range orgs {
+		out[i] = orgOut(o)
+	}
+	writeJSON(w, http.StatusOK, paged(p, total, out))
+	return nil
+}
+
+func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) error {
+	if !principal(r).sysAdmin() {
+		return forbidden("only system administrators create organizations")
+	}
+	var in Org
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.ID != "" || !in.CreatedAt.IsZero() {
+		return badRequest("id and createdAt are set by the server")
+	}
+	if in.DisplayName == "" {
+		in.DisplayName = in.Name
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	o, err := s.store.CreateOrg(r.Context(), store.Org{Name: in.Name, DisplayName: in.DisplayName, Description: in.Description,
+		Enabled: in.IsEnabled == nil || *in.IsEnabled})
+	if errors.Is(err, store.ErrConflict) {
+		return conflict("an organization named " + in.Name + " exists")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, orgOut(o))
+	return nil
+}
+
+func (s *Server) getOrg(w http.ResponseWriter, r *http.Request) error {
+	id, err := idOf(r, "orgId", naming.KindOrg, "organization")
+	if err != nil {
+		return err
+	}
+	o, err := s.store.GetOrg(r.Context(), principal(r).Scope(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("organization")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, orgOut(o))
+	return nil
+}
+
+// updateOrg changes display name, description and enabled flag; the name is the login name and stays.
+func (s *Server) updateOrg(w http.ResponseWriter, r *http.Request) error {
+	id, err := idOf(r, "orgId", naming.KindOrg, "organization")
+	if err != nil {
+		return err
+	}
+	p := principal(r)
+	cur, err := s.store.GetOrg(r.Context(), p.Scope(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("organization")
+	}
+	if err != nil {
+		return err
+	}
+	if !p.sysAdmin() {
+		return forbidden("only system administrators change organizations")
+	}
+	var in Org
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.Name != cur.Name {
+		return badRequest("an organization's name cannot change")
+	}
+	if in.ID != "" && in.ID != naming.URN(naming.KindOrg, id) {
+		return badRequest("id does not match the path")
+	}
+	if in.DisplayName == "" {
+		in.DisplayName = cur.DisplayName
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	cur.DisplayName, cur.Description = in.DisplayName, in.Description
+	if in.IsEnabled != nil {
+		cur.Enabled = *in.IsEnabled
+	}
+	o, err := s.store.UpdateOrg(r.Context(), cur)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, orgOut(o))
+	return nil
+}
+
+func (s *Server) deleteOrg(w http.ResponseWriter, r *http.Request) error {
+	id, err := idOf(r, "orgId", naming.KindOrg, "organization")
+	if err != nil {
+		return err
+	}
+	p := principal(r)
+	if _, err := s.store.GetOrg(r.Context(), p.Scope(), id); errors.Is(err, store.ErrNotFound) {
+		return notFound("organization")
+	} else if err != nil {
+		return err
+	}
+	if !p.sysAdmin() {
+		return forbidden("only system administrators delete organizations")
+	}
+	err = s.store.DeleteOrg(r.Context(), id)
+	if errors.Is(err, store.ErrConflict) {
+		return busy("the organization still has VDCs or vApps: delete them first")
+	}
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,119 @@
+// Package api serves ssvirt-api's HTTP API in the shapes of Cloud Director's CloudAPI 1.0.0: sessions,
+// organizations, users, VDCs, catalogs and their items, instantiation and vApps, and the health endpoints.
+// Every tenant-reachable read goes through a store.Scope derived from the caller's token: another
+// organization's entities answer 404, exactly as ones that do not exist.
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-logr/logr"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/auth"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+)
+
+// Server holds the API's dependencies.
+type Server struct {
+	store   *store.Store
+	cluster *kube.Cluster
+	issuer  *auth.Issuer
+	log     logr.Logger
+}
+
+// New returns the API server.
+func New(st *store.Store, cluster *kube.Cluster, issuer *auth.Issuer, log logr.Logger) *Server {
+	return &Server{store: st, cluster: cluster, issuer: issuer, log: log}
+}
+
+// Route is one served method and path pattern; Routes is what the OpenAPI document must describe.
+type Route struct {
+	Method, Pattern string
+	public          bool
+	handler         func(*Server, http.ResponseWriter, *http.Request) error
+}
+
+// Routes lists every route the server answers.
+func Routes() []Route {
+	return []Route{
+		{Method: "GET", Pattern: "/healthz", public: true, handler: (*Server).healthz},
+		{Method: "GET", Pattern: "/readyz", public: true, handler: (*Server).readyz},
+		{Method: "GET", Pattern: "/cloudapi/openapi.yaml", public: true, handler: (*Server).openapi},
+
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/sessions", public: true, handler: (*Server).login},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/sessions/{sessionId}", handler: (*Server).getSession},
+		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/sessions/{sessionId}", handler: (*Server).logout},
+
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/orgs", handler: (*Server).listOrgs},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/orgs", handler: (*Server).createOrg},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/orgs/{orgId}", handler: (*Server).getOrg},
+		{Method: "PUT", Pattern: "/cloudapi/1.0.0/orgs/{orgId}", handler: (*Server).updateOrg},
+		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/orgs/{orgId}", handler: (*Server).deleteOrg},
+
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/users", handler: (*Server).listUsers},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/users", handler: (*Server).createUser},
+
+		{Method: "GET", Pattern: "/api/admin/org/{orgId}/vdcs", handler: (*Server).adminListVDCs},
+		{Method: "POST", Pattern: "/api/admin/org/{orgId}/vdcs", handler: (*Server).createVDC},
+		{Method: "GET", Pattern: "/api/admin/org/{orgId}/vdcs/{vdcId}", handler: (*Server).adminGetVDC},
+		{Method: "PUT", Pattern: "/api/admin/org/{orgId}/vdcs/{vdcId}", handler: (*Server).updateVDC},
+		{Method: "DELETE", Pattern: "/api/admin/org/{orgId}/vdcs/{vdcId}", handler: (*Server).deleteVDC},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vdcs", handler: (*Server).listVDCs},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vdcs/{vdcId}", handler: (*Server).getVDC},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/vdcs/{vdcId}/actions/instantiateTemplate", handler: (*Server).instantiate},
+
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/catalogs", handler: (*Server).listCatalogs},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/catalogs", handler: (*Server).createCatalog},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/catalogs/{catalogId}", handler: (*Server).getCatalog},
+		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/catalogs/{catalogId}", handler: (*Server).deleteCatalog},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/catalogs/{catalogId}/catalogItems", handler: (*Server).listCatalogItems},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/catalogs/{catalogId}/catalogItems/{itemId}", handler: (*Server).getCatalogItem},
+
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps", handler: (*Server).listVApps},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps/{vappId}", handler: (*Server).getVApp},
+		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/vapps/{vappId}", handler: (*Server).deleteVApp},
+	}
+}
+
+// Handler is the API's http.Handler.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range Routes() {
+		h := rt.handler
+		var serve http.HandlerFunc
+		if rt.public {
+			serve = func(w http.ResponseWriter, r *http.Request) {
+				if err := h(s, w, r); err != nil {
+					s.fail(w, r, err, "")
+				}
+			}
+		} else {
+			serve = func(w http.ResponseWriter, r *http.Request) {
+				p, err := s.authenticate(r)
+				if err != nil {
+					s.fail(w, r, err, "")
+					return
+				}
+				if err := h(s, w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p))); err != nil {
+					s.fail(w, r, err, "")
+				}
+			}
+		}
+		mux.HandleFunc(rt.Method+" "+rt.Pattern, serve)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, Error{MinorErrorCode: CodeNotFound, Message: "no such resource: " + r.URL.Path})
+	})
+	return headers(mux)
+}
+
+// headers sets what every answer carries.
+func headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}

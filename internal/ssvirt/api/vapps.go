@@ -1,0 +1,231 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/naming"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+)
+
+// VApp is a vApp in the API.
+type VApp struct {
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	Description   string    `json:"description"`
+	VDC           Ref       `json:"vdc"`
+	Org           Ref       `json:"org"`
+	CatalogItemID string    `json:"catalogItemId"`
+	TemplateName  string    `json:"templateName"`
+	Namespace     string    `json:"namespace"`
+	Status        string    `json:"status"`
+	StatusMessage string    `json:"statusMessage,omitempty"`
+	CreatedBy     string    `json:"createdBy"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+func vappOut(a store.VApp) VApp {
+	return VApp{
+		ID: naming.URN(naming.KindVApp, a.ID), Name: a.Name, Description: a.Description,
+		VDC: Ref{ID: naming.URN(naming.KindVDC, a.VDCID)}, Org: Ref{ID: naming.URN(naming.KindOrg, a.OrgID)},
+		CatalogItemID: naming.URN(naming.KindCatalogItem, a.CatalogItemID), TemplateName: a.TemplateName,
+		Namespace: a.Namespace, Status: a.Status, StatusMessage: a.StatusMessage, CreatedBy: a.CreatedBy, CreatedAt: a.CreatedAt,
+	}
+}
+
+// InstantiateRequest asks for a vApp made from a catalog item. Parameter values are strings, handed to the
+// template controller as they are.
+type InstantiateRequest struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	CatalogItem Ref               `json:"catalogItem"`
+	Parameters  map[string]string `json:"parameters"`
+}
+
+const (
+	maxParams     = 64
+	maxParamValue = 4096
+)
+
+// checkParameters: every required parameter without a default or generator is given, no unknown parameter is
+// given; generated ones may be left to the template controller.
+func checkParameters(t kube.Template, given map[string]string) error {
+	if len(given) > maxParams {
+		return badRequest(fmt.Sprintf("parameters: at most %d", maxParams))
+	}
+	known := map[string]bool{}
+	var missing []string
+	for _, p := range t.Parameters {
+		known[p.Name] = true
+		if _, ok := given[p.Name]; !ok && p.Required && p.Value == "" && p.Generate == "" {
+			missing = append(missing, p.Name)
+		}
+	}
+	var unknown []string
+	for name, v := range given {
+		if !known[name] {
+			unknown = append(unknown, name)
+		}
+		if len(v) > maxParamValue {
+			return badRequest(fmt.Sprintf("parameter %s: at most %d bytes", name, maxParamValue))
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(unknown)
+	if len(unknown) > 0 {
+		return badRequest(fmt.Sprintf("template %s has no parameters %s", t.Name, strings.Join(unknown, ", ")))
+	}
+	if len(missing) > 0 {
+		return badRequest(fmt.Sprintf("template %s requires parameters %s", t.Name, strings.Join(missing, ", ")))
+	}
+	return nil
+}
+
+func (s *Server) instantiate(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	vdcID, err := idOf(r, "vdcId", naming.KindVDC, "VDC")
+	if err != nil {
+		return err
+	}
+	v, err := s.store.GetVDC(r.Context(), p.Scope(), vdcID)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("VDC")
+	}
+	if err != nil {
+		return err
+	}
+	var in InstantiateRequest
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if err := checkName("name", in.Name); err != nil {
+		return err
+	}
+	if err := checkText("description", in.Description, 1024); err != nil {
+		return err
+	}
+	itemID, ok := naming.ParseURN(naming.KindCatalogItem, in.CatalogItem.ID)
+	if !ok {
+		return badRequest("catalogItem.id is not a catalog item URN")
+	}
+	if !v.Enabled {
+		return busy("the VDC is disabled")
+	}
+	if !s.cluster.Available() {
+		return unavailable("Kubernetes is unreachable: nothing can be instantiated now; try again later")
+	}
+	if v.State != store.StateReady {
+		return busy("the VDC's namespace is not ready yet")
+	}
+	t, err := s.catalogItem(r, v.OrgID, itemID)
+	if err != nil {
+		return err
+	}
+	if err := checkParameters(t, in.Parameters); err != nil {
+		return err
+	}
+	app, err := s.store.CreateVApp(r.Context(), store.VApp{
+		OrgID: v.OrgID, VDCID: v.ID, Name: in.Name, Description: in.Description, CatalogItemID: itemID,
+		TemplateName: t.Name, Namespace: v.Namespace, CreatedBy: p.Username,
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return conflict("the VDC has a vApp named " + in.Name)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.cluster.Instantiate(r.Context(), app, t, in.Parameters, p.Username); err != nil {
+		if dErr := s.store.DeleteVApp(r.Context(), store.Scope{}, app.ID); dErr != nil {
+			s.log.Error(dErr, "removing the row of a failed instantiation", "vapp", app.ID)
+		}
+		return unavailable("Kubernetes did not take the TemplateInstance: " + err.Error())
+	}
+	writeJSON(w, http.StatusAccepted, vappOut(app))
+	return nil
+}
+
+// catalogItem finds the Template behind item id among the catalogs of the organization.
+func (s *Server) catalogItem(r *http.Request, orgID, itemID string) (kube.Template, error) {
+	ts, err := s.templates(r)
+	if err != nil {
+		return kube.Template{}, err
+	}
+	for page := 1; ; page++ {
+		cats, total, err := s.store.ListCatalogs(r.Context(), store.Scope{OrgID: orgID}, store.Page{Page: page, PageSize: MaxPageSize})
+		if err != nil {
+			return kube.Template{}, err
+		}
+		for _, c := range cats {
+			for _, t := range ts {
+				if naming.CatalogItemID(c.ID, t.Name) == itemID {
+					return t, nil
+				}
+			}
+		}
+		if page*MaxPageSize >= total {
+			return kube.Template{}, notFound("catalog item")
+		}
+	}
+}
+
+func (s *Server) listVApps(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	apps, total, err := s.store.ListVApps(r.Context(), principal(r).Scope(), "", p)
+	if err != nil {
+		return err
+	}
+	out := make([]VApp, len(apps))
+	for i, a := range apps {
+		out[i] = vappOut(a)
+	}
+	writeJSON(w, http.StatusOK, paged(p, total, out))
+	return nil
+}
+
+func (s *Server) vapp(r *http.Request) (store.VApp, error) {
+	id, err := idOf(r, "vappId", naming.KindVApp, "vApp")
+	if err != nil {
+		return store.VApp{}, err
+	}
+	a, err := s.store.GetVApp(r.Context(), principal(r).Scope(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, notFound("vApp")
+	}
+	return a, err
+}
+
+func (s *Server) getVApp(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.vapp(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, vappOut(a))
+	return nil
+}
+
+// deleteVApp deletes the TemplateInstance (Kubernetes' garbage collector takes what it made), then the row.
+func (s *Server) deleteVApp(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.vapp(r)
+	if err != nil {
+		return err
+	}
+	if !s.cluster.Available() {
+		return unavailable("Kubernetes is unreachable: the vApp is kept until it can be deleted there; try again later")
+	}
+	if err := s.cluster.DeleteVApp(r.Context(), a); err != nil {
+		return unavailable("Kubernetes did not delete the TemplateInstance; the vApp is kept: " + err.Error())
+	}
+	if err := s.store.DeleteVApp(r.Context(), store.Scope{}, a.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,326 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/naming"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+)
+
+// Capacity is one limit; 0 is unlimited.
+type Capacity struct {
+	Limit int64  `json:"limit"`
+	Units string `json:"units,omitempty"`
+}
+
+// ComputeCapacity holds the CPU (millicores) and memory (MiB) limits.
+type ComputeCapacity struct {
+	CPU    Capacity `json:"cpu"`
+	Memory Capacity `json:"memory"`
+}
+
+// VDC is a VDC in the API. Status is its namespace's state: PENDING until Kubernetes has it, READY after.
+type VDC struct {
+	ID              string          `json:"id,omitempty"`
+	Name            string          `json:"name"`
+	Description     string          `json:"description"`
+	Org             *Ref            `json:"org,omitempty"`
+	IsEnabled       *bool           `json:"isEnabled,omitempty"`
+	ComputeCapacity ComputeCapacity `json:"computeCapacity"`
+	StorageCapacity Capacity        `json:"storageCapacity"`
+	Namespace       string          `json:"namespace,omitempty"`
+	Status          string          `json:"status,omitempty"`
+	CreatedAt       time.Time       `json:"createdAt,omitzero"`
+}
+
+// Units of the limits.
+const (
+	UnitsCPU     = "millicores"
+	UnitsMemory  = "MiB"
+	UnitsStorage = "GiB"
+	// maxLimit keeps limits far from overflowing when turned into bytes.
+	maxLimit = 1 << 30
+)
+
+func vdcOut(v store.VDC) VDC {
+	enabled := v.Enabled
+	return VDC{
+		ID: naming.URN(naming.KindVDC, v.ID), Name: v.Name, Description: v.Description,
+		Org:       &Ref{Name: v.OrgName, ID: naming.URN(naming.KindOrg, v.OrgID)},
+		IsEnabled: &enabled,
+		ComputeCapacity: ComputeCapacity{
+			CPU: Capacity{Limit: v.CPUMillicores, Units: UnitsCPU}, Memory: Capacity{Limit: v.MemoryMiB, Units: UnitsMemory},
+		},
+		StorageCapacity: Capacity{Limit: v.StorageGiB, Units: UnitsStorage},
+		Namespace:       v.Namespace, Status: v.State, CreatedAt: v.CreatedAt,
+	}
+}
+
+func (in VDC) check() error {
+	if err := checkName("name", in.Name); err != nil {
+		return err
+	}
+	if err := checkText("description", in.Description, 1024); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		field string
+		cap   Capacity
+		units string
+	}{
+		{"computeCapacity.cpu", in.ComputeCapacity.CPU, UnitsCPU},
+		{"computeCapacity.memory", in.ComputeCapacity.Memory, UnitsMemory},
+		{"storageCapacity", in.StorageCapacity, UnitsStorage},
+	} {
+		if c.cap.Limit < 0 || c.cap.Limit > maxLimit {
+			return badRequest(fmt.Sprintf("%s.limit: from 0 (unlimited) to %d", c.field, maxLimit))
+		}
+		if c.cap.Units != "" && c.cap.Units != c.units {
+			return badRequest(fmt.Sprintf("%s.units: only %q", c.field, c.units))
+		}
+	}
+	return nil
+}
+
+// adminOrg resolves the {orgId} of an admin path: another organization than the caller's is not found.
+func (s *Server) adminOrg(r *http.Request) (store.Org, error) {
+	id, err := idOf(r, "orgId", naming.KindOrg, "organization")
+	if err != nil {
+		return store.Org{}, err
+	}
+	o, err := s.store.GetOrg(r.Context(), principal(r).Scope(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Org{}, notFound("organization")
+	}
+	if err != nil {
+		return store.Org{}, err
+	}
+	if !principal(r).orgAdmin() {
+		return store.Org{}, forbidden("the admin API is for administrators")
+	}
+	return o, nil
+}
+
+func (s *Server) adminVDC(r *http.Request) (store.Org, store.VDC, error) {
+	o, err := s.adminOrg(r)
+	if err != nil {
+		return o, store.VDC{}, err
+	}
+	id, err := idOf(r, "vdcId", naming.KindVDC, "VDC")
+	if err != nil {
+		return o, store.VDC{}, err
+	}
+	v, err := s.store.GetVDC(r.Context(), store.Scope{OrgID: o.ID}, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return o, v, notFound("VDC")
+	}
+	return o, v, err
+}
+
+func (s *Server) writeVDCs(w http.ResponseWriter, r *http.Request, orgID string) error {
+	p, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	vdcs, total, err := s.store.ListVDCs(r.Context(), principal(r).Scope(), orgID, p)
+	if err != nil {
+		return err
+	}
+	out := make([]VDC, len(vdcs))
+	for i, v := range vdcs {
+		out[i] = vdcOut(v)
+	}
+	writeJSON(w, http.StatusOK, paged(p, total, out))
+	return nil
+}
+
+func (s *Server) adminListVDCs(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.adminOrg(r)
+	if err != nil {
+		return err
+	}
+	return s.writeVDCs(w, r, o.ID)
+}
+
+func (s *Server) listVDCs(w http.ResponseWriter, r *http.Request) error { return s.writeVDCs(w, r, "") }
+
+func (s *Server) getVDC(w http.ResponseWriter, r *http.Request) error {
+	id, err := idOf(r, "vdcId", naming.KindVDC, "VDC")
+	if err != nil {
+		return err
+	}
+	v, err := s.store.GetVDC(r.Context(), principal(r).Scope(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("VDC")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, vdcOut(v))
+	return nil
+}
+
+func (s *Server) adminGetVDC(w http.ResponseWriter, r *http.Request) error {
+	_, v, err := s.adminVDC(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, vdcOut(v))
+	return nil
+}
+
+// createVDC writes the row, then the namespace. With Kubernetes known to be unreachable the row is kept as
+// PENDING and the reconciler makes the namespace when Kubernetes is back; when Kubernetes fails during the
+// create, the row is rolled back (a tombstone lets the reconciler remove whatever part was made) and the
+// answer is 503.
+func (s *Server) createVDC(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.adminOrg(r)
+	if err != nil {
+		return err
+	}
+	if !principal(r).sysAdmin() {
+		return forbidden("only system administrators create VDCs")
+	}
+	var in VDC
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.ID != "" || in.Namespace != "" || in.Status != "" || in.Org != nil || !in.CreatedAt.IsZero() {
+		return badRequest("id, org, namespace, status and createdAt are set by the server")
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	row := store.VDC{
+		OrgID: o.ID, Name: in.Name, Description: in.Description, Enabled: in.IsEnabled == nil || *in.IsEnabled,
+		CPUMillicores: in.ComputeCapacity.CPU.Limit, MemoryMiB: in.ComputeCapacity.Memory.Limit, StorageGiB: in.StorageCapacity.Limit,
+		State: store.StatePending,
+	}
+	names := func(id string, attempt int) string { return naming.Namespace(o.Name, in.Name, id, attempt) }
+	var v store.VDC
+	// A namespace of the chosen name that is not ssvirt's is never adopted: the rollback's tombstone holds that name,
+	// so the next attempt gets a suffixed one.
+	for attempt := 0; ; attempt++ {
+		v, err = s.store.CreateVDC(r.Context(), row, names)
+		if errors.Is(err, store.ErrConflict) {
+			return conflict("the organization has a VDC named " + in.Name)
+		}
+		if err != nil {
+			return err
+		}
+		if !s.cluster.Available() {
+			writeJSON(w, http.StatusCreated, vdcOut(v))
+			return nil
+		}
+		err = s.cluster.ApplyVDC(r.Context(), v)
+		if err == nil {
+			break
+		}
+		if rbErr := s.store.RollbackVDC(r.Context(), v.ID); rbErr != nil {
+			s.log.Error(rbErr, "rolling back a VDC whose namespace failed; the reconciler keeps trying to make it", "vdc", v.ID)
+			return unavailable("Kubernetes did not take the VDC's namespace: " + err.Error())
+		}
+		if !errors.Is(err, kube.ErrNamespaceTaken) {
+			s.cluster.Enqueue(v.Namespace) // whatever part was made goes
+			return unavailable("Kubernetes did not take the VDC's namespace, so the VDC was not created: " + err.Error())
+		}
+		if attempt == 2 {
+			return conflict(err.Error())
+		}
+	}
+	if err := s.store.SetVDCState(r.Context(), v.ID, store.StateReady); err != nil {
+		return err
+	}
+	v.State = store.StateReady
+	writeJSON(w, http.StatusCreated, vdcOut(v))
+	return nil
+}
+
+// updateVDC changes description, enabled flag and limits in both places; when Kubernetes refuses, the row is
+// put back as it was (compensation). With Kubernetes known to be unreachable the row changes and is PENDING
+// until the reconciler has applied it.
+func (s *Server) updateVDC(w http.ResponseWriter, r *http.Request) error {
+	_, cur, err := s.adminVDC(r)
+	if err != nil {
+		return err
+	}
+	if !principal(r).sysAdmin() {
+		return forbidden("only system administrators change VDCs")
+	}
+	var in VDC
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.Name != cur.Name {
+		return badRequest("a VDC's name cannot change (it names its namespace)")
+	}
+	if (in.ID != "" && in.ID != naming.URN(naming.KindVDC, cur.ID)) || (in.Namespace != "" && in.Namespace != cur.Namespace) {
+		return badRequest("id and namespace cannot change")
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	next := cur
+	next.Description = in.Description
+	if in.IsEnabled != nil {
+		next.Enabled = *in.IsEnabled
+	}
+	next.CPUMillicores, next.MemoryMiB, next.StorageGiB = in.ComputeCapacity.CPU.Limit, in.ComputeCapacity.Memory.Limit, in.StorageCapacity.Limit
+	next.State = store.StatePending
+	before, err := s.store.UpdateVDC(r.Context(), next)
+	if err != nil {
+		return err
+	}
+	if !s.cluster.Available() {
+		writeJSON(w, http.StatusOK, vdcOut(next))
+		return nil
+	}
+	if err := s.cluster.ApplyVDC(r.Context(), next); err != nil {
+		before.State = store.StatePending
+		if _, cErr := s.store.UpdateVDC(r.Context(), before); cErr != nil {
+			s.log.Error(cErr, "compensating a failed VDC update", "vdc", cur.ID)
+		}
+		s.cluster.Enqueue(cur.Namespace)
+		return unavailable("Kubernetes did not take the change, so the VDC was left as it was: " + err.Error())
+	}
+	if err := s.store.SetVDCState(r.Context(), next.ID, store.StateReady); err != nil {
+		return err
+	}
+	next.State = store.StateReady
+	writeJSON(w, http.StatusOK, vdcOut(next))
+	return nil
+}
+
+// deleteVDC hides the VDC at once, deletes the namespace, then the row: 204 when the namespace is already
+// gone, 202 while Kubernetes deletes it or while Kubernetes is unreachable (the reconciler finishes either).
+func (s *Server) deleteVDC(w http.ResponseWriter, r *http.Request) error {
+	_, v, err := s.adminVDC(r)
+	if err != nil {
+		return err
+	}
+	if !principal(r).sysAdmin() {
+		return forbidden("only system administrators delete VDCs")
+	}
+	if err := s.store.MarkVDCDeleting(r.Context(), store.Scope{}, v.ID); errors.Is(err, store.ErrConflict) {
+		return busy("the VDC still has vApps: delete them first")
+	} else if err != nil {
+		return err
+	}
+	if s.cluster.Available() {
+		gone, err := s.cluster.DeleteNamespace(r.Context(), v.Namespace, v.ID)
+		if err == nil && gone {
+			if err := s.store.DeleteVDCRow(r.Context(), v.ID); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
+	}
+	s.cluster.Enqueue(v.Namespace)
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}

@@ -1,0 +1,56 @@
+package kube
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+)
+
+// The vApp reconciler copies each TemplateInstance's conditions into its vApp's status.
+func (k *Cluster) setupVAppController(mgr ctrl.Manager) error {
+	ti := &unstructured.Unstructured{}
+	ti.SetGroupVersionKind(TemplateInstanceGVK)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("vapp-status").
+		For(ti).
+		Complete(reconcile.Func(k.reconcileVApp))
+}
+
+func (k *Cluster) reconcileVApp(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ti := &unstructured.Unstructured{}
+	ti.SetGroupVersionKind(TemplateInstanceGVK)
+	if err := k.client.Get(ctx, req.NamespacedName, ti); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	id := ti.GetLabels()[LabelVAppID]
+	if id == "" {
+		return reconcile.Result{}, nil
+	}
+	status, message := VAppStatus(ti)
+	return reconcile.Result{}, k.store.SetVAppStatus(ctx, id, status, message)
+}
+
+// VAppStatus reads a TemplateInstance's conditions: Ready=True is deployed, InstantiateFailure=True failed
+// (with the controller's message), anything else still instantiating.
+func VAppStatus(ti *unstructured.Unstructured) (status, message string) {
+	conds, _, _ := unstructured.NestedSlice(ti.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["status"] != "True" {
+			continue
+		}
+		msg, _ := m["message"].(string)
+		switch m["type"] {
+		case "InstantiateFailure":
+			return store.VAppFailed, msg
+		case "Ready":
+			return store.VAppDeployed, msg
+		}
+	}
+	return store.VAppInstantiating, ""
+}

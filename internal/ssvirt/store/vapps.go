@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// vApp statuses. The vApp follows its TemplateInstance's conditions.
+const (
+	VAppInstantiating = "INSTANTIATING"
+	VAppDeployed      = "DEPLOYED"
+	VAppFailed        = "FAILED"
+	VAppDeleting      = "DELETING"
+)
+
+// VApp is one instantiation of a catalog item in a VDC: a TemplateInstance named after the vApp's ID.
+type VApp struct {
+	ID, OrgID, VDCID, Name, Description    string
+	CatalogItemID, TemplateName, Namespace string
+	Status, StatusMessage, CreatedBy       string
+	CreatedAt, UpdatedAt                   time.Time
+}
+
+const vappColumns = `id, org_id, vdc_id, name, description, catalog_item_id, template_name, namespace, status, status_message,
+ created_by, created_at, updated_at`
+
+func scanVApp(row interface{ Scan(...any) error }) (VApp, error) {
+	var a VApp
+	var created, updated int64
+	err := row.Scan(&a.ID, &a.OrgID, &a.VDCID, &a.Name, &a.Description, &a.CatalogItemID, &a.TemplateName, &a.Namespace,
+		&a.Status, &a.StatusMessage, &a.CreatedBy, &created, &updated)
+	a.CreatedAt, a.UpdatedAt = fromMillis(created), fromMillis(updated)
+	return a, classify(err)
+}
+
+// CreateVApp inserts a with a new ID in state VAppInstantiating.
+func (s *Store) CreateVApp(ctx context.Context, a VApp) (VApp, error) {
+	a.ID = uuid.NewString()
+	t := now()
+	a.CreatedAt, a.UpdatedAt = fromMillis(t), fromMillis(t)
+	a.Status = VAppInstantiating
+	_, err := s.exec(ctx, "INSERT INTO vapps ("+vappColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		a.ID, a.OrgID, a.VDCID, a.Name, a.Description, a.CatalogItemID, a.TemplateName, a.Namespace, a.Status,
+		a.StatusMessage, a.CreatedBy, t, t)
+	return a, err
+}
+
+// GetVApp returns a vApp the scope may see.
+func (s *Store) GetVApp(ctx context.Context, sc Scope, id string) (VApp, error) {
+	cond, args := sc.where("org_id")
+	return scanVApp(s.queryRow(ctx, "SELECT "+vappColumns+" FROM vapps WHERE id = ?"+cond, append([]any{id}, args...)...))
+}
+
+// ListVApps pages through the vApps the scope may see (vdcID, when not empty, narrows further), by name.
+func (s *Store) ListVApps(ctx context.Context, sc Scope, vdcID string, p Page) ([]VApp, int, error) {
+	cond, args := sc.where("org_id")
+	if vdcID != "" {
+		cond += " AND vdc_id = ?"
+		args = append(args, vdcID)
+	}
+	var total int
+	if err := s.queryRow(ctx, "SELECT COUNT(*) FROM vapps WHERE 1 = 1"+cond, args...).Scan(&total); err != nil {
+		return nil, 0, classify(err)
+	}
+	limit, offset := p.limitOffset()
+	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+vappColumns+" FROM vapps WHERE 1 = 1"+cond+" ORDER BY name, id LIMIT ? OFFSET ?"),
+		append(args, limit, offset)...)
+	if err != nil {
+		return nil, 0, classify(err)
+	}
+	defer rows.Close()
+	var out []VApp
+	for rows.Next() {
+		a, err := scanVApp(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, a)
+	}
+	return out, total, classify(rows.Err())
+}
+
+// SetVAppStatus records what the vApp's TemplateInstance says; a vApp being deleted stays so.
+func (s *Store) SetVAppStatus(ctx context.Context, id, status, message string) error {
+	_, err := s.exec(ctx, "UPDATE vapps SET status = ?, status_message = ?, updated_at = ? WHERE id = ? AND status <> 'DELETING'",
+		status, message, now(), id)
+	return err
+}
+
+// DeleteVApp removes a vApp's row (its TemplateInstance is deleted first by the caller).
+func (s *Store) DeleteVApp(ctx context.Context, sc Scope, id string) error {
+	cond, args := sc.where("org_id")
+	res, err := s.exec(ctx, "DELETE FROM vapps WHERE id = ?"+cond, append([]any{id}, args...)...)
+	if err != nil {
+		return err
+	}
+	return mustAffect(res)
+}
+
+// MarkVAppDeleting records that the vApp's TemplateInstance is being deleted.
+func (s *Store) MarkVAppDeleting(ctx context.Context, sc Scope, id string) error {
+	cond, args := sc.where("org_id")
+	res, err := s.exec(ctx, "UPDATE vapps SET status = 'DELETING', updated_at = ? WHERE id = ?"+cond, append([]any{now(), id}, args...)...)
+	if err != nil {
+		return err
+	}
+	return mustAffect(res)
+}

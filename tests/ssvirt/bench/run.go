@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
+)
+
+const adminPassword = "bench-admin-password"
+
+func run(ctx context.Context, o options) (results, error) {
+	res := results{Database: "sqlite", Templates: o.templates, VDCs: o.vdcs, Concurrency: o.concurrency, CatalogListTarget: 10}
+	root, err := repo.Root()
+	if err != nil {
+		return res, err
+	}
+	dir, err := os.MkdirTemp("", "ssvirt-bench-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "cluster")})
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = cluster.Stop() }()
+	cfg := cluster.RESTConfig()
+	kubeCS, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return res, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return res, err
+	}
+	if err := fixture.InstallCRDs(ctx, cfg); err != nil {
+		return res, err
+	}
+	if _, err := kubeCS.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift"}}, metav1.CreateOptions{}); err != nil {
+		return res, err
+	}
+	for i := range o.templates {
+		if err := fixture.CreateTemplate(ctx, dyn, fixture.Template("openshift", fmt.Sprintf("vm-%04d", i), false)); err != nil {
+			return res, err
+		}
+	}
+
+	bin := filepath.Join(dir, "ssvirt-api")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/ssvirt-api")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return res, fmt.Errorf("building ssvirt-api: %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return res, err
+	}
+	key := make([]byte, 48)
+	_, _ = rand.Read(key)
+	proc := exec.CommandContext(ctx, bin, "--listen-address=127.0.0.1:"+strconv.Itoa(port), "--sqlite-path="+filepath.Join(dir, "ssvirt.db"),
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=error")
+	proc.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig(), "SSVIRT_JWT_KEY="+base64.StdEncoding.EncodeToString(key),
+		"SSVIRT_BOOTSTRAP_ADMIN_PASSWORD="+adminPassword)
+	proc.Stdout, proc.Stderr = os.Stderr, os.Stderr
+	if err := proc.Start(); err != nil {
+		return res, err
+	}
+	defer func() { _ = proc.Process.Kill(); _ = proc.Wait() }()
+	c := &client{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	if err := c.waitReady(ctx); err != nil {
+		return res, err
+	}
+	if err := c.login(ctx, "admin@System", adminPassword); err != nil {
+		return res, err
+	}
+	var org api.Org
+	if err := c.call(ctx, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: "bench"}, 201, &org); err != nil {
+		return res, err
+	}
+	var cat api.Catalog
+	if err := c.call(ctx, "POST", "/cloudapi/1.0.0/catalogs", api.Catalog{Name: "vms", Org: &api.Ref{ID: org.ID}}, 201, &cat); err != nil {
+		return res, err
+	}
+
+	// VDC creates, end to end.
+	vdcs := make([]api.VDC, o.vdcs)
+	durations := make([]time.Duration, o.vdcs)
+	errs := make([]error, o.vdcs)
+	sem := make(chan struct{}, o.concurrency)
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for i := range o.vdcs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t := time.Now()
+			errs[i] = c.call(ctx, "POST", "/api/admin/org/"+org.ID+"/vdcs", api.VDC{Name: fmt.Sprintf("vdc-%04d", i),
+				ComputeCapacity: api.ComputeCapacity{CPU: api.Capacity{Limit: 2000}, Memory: api.Capacity{Limit: 4096}}}, 201, &vdcs[i])
+			durations[i] = time.Since(t)
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	for _, err := range errs {
+		if err != nil {
+			return res, err
+		}
+	}
+	for _, v := range vdcs {
+		if v.Status != "READY" {
+			return res, fmt.Errorf("VDC %s: %s", v.Name, v.Status)
+		}
+	}
+	res.VDCCreatesPerSec = float64(o.vdcs) / elapsed.Seconds()
+	res.VDCCreate = latencies(durations)
+
+	// Catalog item list with the cache warm.
+	var page api.Paged[api.CatalogItem]
+	if err := c.call(ctx, "GET", "/cloudapi/1.0.0/catalogs/"+cat.ID+"/catalogItems?pageSize=128", nil, 200, &page); err != nil {
+		return res, err
+	}
+	if page.ResultTotal != o.templates {
+		return res, fmt.Errorf("catalog lists %d items, want %d", page.ResultTotal, o.templates)
+	}
+	durations = durations[:0]
+	for i := range o.lists {
+		t := time.Now()
+		if err := c.call(ctx, "GET", fmt.Sprintf("/cloudapi/1.0.0/catalogs/%s/catalogItems?pageSize=128&page=%d", cat.ID, i%4+1), nil, 200, nil); err != nil {
+			return res, err
+		}
+		durations = append(durations, time.Since(t))
+	}
+	res.CatalogList = latencies(durations)
+
+	// Instantiation: the TemplateInstance exists when the answer comes; checked for each.
+	durations = durations[:0]
+	for i := range o.instantiations {
+		v := vdcs[i%len(vdcs)]
+		var app api.VApp
+		t := time.Now()
+		if err := c.call(ctx, "POST", "/cloudapi/1.0.0/vdcs/"+v.ID+"/actions/instantiateTemplate", api.InstantiateRequest{
+			Name: fmt.Sprintf("app-%04d", i), CatalogItem: api.Ref{ID: page.Values[i%len(page.Values)].ID}, Parameters: map[string]string{"NAME": "vm"},
+		}, 202, &app); err != nil {
+			return res, err
+		}
+		durations = append(durations, time.Since(t))
+		if _, err := dyn.Resource(fixture.TemplateInstances).Namespace(v.Namespace).Get(ctx, kube.InstanceName(strings.TrimPrefix(app.ID, "urn:vcloud:vapp:")), metav1.GetOptions{}); err != nil {
+			return res, fmt.Errorf("TemplateInstance of %s: %w", app.ID, err)
+		}
+	}
+	res.Instantiate = latencies(durations)
+	res.RSSMiBWarm, err = rssMiB(proc.Process.Pid)
+	return res, err
+}
+
+func rssMiB(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+type client struct {
+	base, token string
+	http        http.Client
+}
+
+func (c *client) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		var r api.Readiness
+		if err := c.call(ctx, "GET", "/readyz", nil, 200, &r); err == nil && r.Status == "ok" {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("ssvirt-api not ready")
+}
+
+func (c *client) login(ctx context.Context, user, password string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/cloudapi/1.0.0/sessions", nil)
+	req.SetBasicAuth(user, password)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("login: %d", resp.StatusCode)
+	}
+	c.token = resp.Header.Get(api.HeaderAccessToken)
+	return nil
+}
+
+func (c *client) call(ctx context.Context, method, path string, body any, want int, out any) error {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: %d: %s", method, path, resp.StatusCode, data)
+	}
+	if out != nil {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}

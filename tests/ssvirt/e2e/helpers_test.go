@@ -1,0 +1,158 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+)
+
+// client is a logged-in caller.
+type client struct {
+	base, token string
+}
+
+func login(t *testing.T, inst *instance, user, org, password string) *client {
+	t.Helper()
+	c, status := tryLogin(t, inst, user, org, password)
+	if status != http.StatusOK {
+		t.Fatalf("login %s@%s: %d", user, org, status)
+	}
+	return c
+}
+
+func tryLogin(t *testing.T, inst *instance, user, org, password string) (*client, int) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, inst.url+"/cloudapi/1.0.0/sessions", nil)
+	req.SetBasicAuth(user+"@"+org, password)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return &client{base: inst.url, token: resp.Header.Get(api.HeaderAccessToken)}, resp.StatusCode
+}
+
+func sysadmin(t *testing.T) *client { return login(t, srv, adminUser, "System", adminPass) }
+
+// do sends body (a value, or raw bytes/string as they are) and decodes the answer into out when given.
+func (c *client) do(t *testing.T, method, path string, body any, out any) int {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), method, c.base+path, rd)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 400 {
+		var e api.Error
+		if err := json.Unmarshal(data, &e); err != nil || e.MinorErrorCode == "" || e.Message == "" {
+			t.Errorf("%s %s: %d without a {minorErrorCode, message} body: %s", method, path, resp.StatusCode, data)
+		}
+		if eo, ok := out.(*api.Error); ok {
+			*eo = e
+		}
+		return resp.StatusCode
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (c *client) must(t *testing.T, method, path string, body any, want int, out any) {
+	t.Helper()
+	var e api.Error
+	target := out
+	if target == nil {
+		target = &e
+	}
+	if got := c.do(t, method, path, body, target); got != want {
+		t.Fatalf("%s %s: %d, want %d (%+v)", method, path, got, want, e)
+	}
+}
+
+var seq atomic.Int64
+
+// unique returns a name not used before in this run.
+func unique(prefix string) string { return fmt.Sprintf("%s%d", prefix, seq.Add(1)) }
+
+// tenant is an organization with an administrator and a vApp user.
+type tenant struct {
+	org          api.Org
+	admin, user  *client
+	adminN, usrN string
+}
+
+func newTenant(t *testing.T, sys *client) tenant {
+	t.Helper()
+	var tn tenant
+	sys.must(t, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: unique("org")}, http.StatusCreated, &tn.org)
+	tn.adminN, tn.usrN = unique("oadmin"), unique("user")
+	for name, role := range map[string]string{tn.adminN: "Organization Administrator", tn.usrN: "vApp User"} {
+		sys.must(t, "POST", "/cloudapi/1.0.0/users", api.User{Username: name, Password: "password-" + name, Role: role,
+			Org: &api.Ref{ID: tn.org.ID}}, http.StatusCreated, nil)
+	}
+	tn.admin = login(t, srv, tn.adminN, tn.org.Name, "password-"+tn.adminN)
+	tn.user = login(t, srv, tn.usrN, tn.org.Name, "password-"+tn.usrN)
+	return tn
+}
+
+func vdcBody(name string, cpu, mem, storage int64) api.VDC {
+	return api.VDC{Name: name, ComputeCapacity: api.ComputeCapacity{CPU: api.Capacity{Limit: cpu}, Memory: api.Capacity{Limit: mem}},
+		StorageCapacity: api.Capacity{Limit: storage}}
+}
+
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		last = why
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s (last: %s)", what, timeout, last)
+}
+
+func namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	return kubeCS.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+}

@@ -1,0 +1,185 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+)
+
+// world is organization B with one of everything, and organization A whose callers must not reach any of it.
+type world struct {
+	a, b    tenant
+	vdc     api.VDC
+	catalog api.Catalog
+	item    api.CatalogItem
+	vapp    api.VApp
+}
+
+func newWorld(t *testing.T) world {
+	t.Helper()
+	sys := sysadmin(t)
+	w := world{a: newTenant(t, sys), b: newTenant(t, sys)}
+	sys.must(t, "POST", "/api/admin/org/"+w.b.org.ID+"/vdcs", vdcBody("prod", 1000, 1024, 1), http.StatusCreated, &w.vdc)
+	w.b.admin.must(t, "POST", "/cloudapi/1.0.0/catalogs", api.Catalog{Name: "public"}, http.StatusCreated, &w.catalog)
+	var items api.Paged[api.CatalogItem]
+	w.b.user.must(t, "GET", "/cloudapi/1.0.0/catalogs/"+w.catalog.ID+"/catalogItems", nil, http.StatusOK, &items)
+	if len(items.Values) == 0 {
+		t.Fatal("org b's catalog has no items")
+	}
+	w.item = items.Values[0]
+	w.b.user.must(t, "POST", "/cloudapi/1.0.0/vdcs/"+w.vdc.ID+"/actions/instantiateTemplate", api.InstantiateRequest{
+		Name: "app", CatalogItem: api.Ref{ID: w.item.ID}, Parameters: map[string]string{"NAME": "vm1"},
+	}, http.StatusAccepted, &w.vapp)
+	return w
+}
+
+// Every endpoint, called by organization A's administrator and user on organization B's entities: reads,
+// writes and deletes answer what they answer for an entity that does not exist (404 for administrators; a vApp
+// user may get the 403 its role gets for any target), so existence is not revealed; lists leave B's entities out, and B's entities
+// are all still there afterwards.
+func TestTenantIsolation(t *testing.T) {
+	w := newWorld(t)
+	b := w.b.org.ID
+	ghost := func(kind string) string { return "urn:vcloud:" + kind + ":" + uuid.NewString() }
+	actual := targets{org: b, vdc: w.vdc.ID, catalog: w.catalog.ID, item: w.item.ID, vapp: w.vapp.ID, orgName: w.b.org.Name}
+	missing := targets{org: ghost("org"), vdc: ghost("vdc"), catalog: ghost("catalog"), item: ghost("catalogitem"), vapp: ghost("vapp"), orgName: w.b.org.Name}
+	for who, c := range map[string]*client{"admin": w.a.admin, "user": w.a.user} {
+		realAttempts, missingAttempts := attempts(actual, w.a.org.ID), attempts(missing, w.a.org.ID)
+		for i, a := range realAttempts {
+			got := c.do(t, a.method, a.path, a.body, nil)
+			// The answer about B's entity is the answer about an entity that does not exist: nothing leaks.
+			m := missingAttempts[i]
+			if want := c.do(t, m.method, m.path, m.body, nil); got != want || got < 400 {
+				t.Errorf("org a's %s: %s %s = %d; for a missing entity %d", who, a.method, a.path, got, want)
+			}
+			// Administrators pass every role check, so for them it is always "not found".
+			if who == "admin" && got != http.StatusNotFound {
+				t.Errorf("org a's admin: %s %s = %d, want 404", a.method, a.path, got)
+			}
+		}
+		// Lists leave B's entities out.
+		for _, path := range []string{"/cloudapi/1.0.0/orgs", "/cloudapi/1.0.0/vdcs", "/cloudapi/1.0.0/catalogs", "/cloudapi/1.0.0/vapps"} {
+			var page api.Paged[json.RawMessage]
+			c.must(t, "GET", path, nil, http.StatusOK, &page)
+			for _, v := range page.Values {
+				var ref struct {
+					ID  string  `json:"id"`
+					Org api.Ref `json:"org"`
+				}
+				_ = json.Unmarshal(v, &ref)
+				if ref.ID == b || ref.Org.ID == b {
+					t.Errorf("org a's %s lists org b's %s", who, v)
+				}
+			}
+		}
+	}
+	{
+		var users api.Paged[api.User]
+		w.a.admin.must(t, "GET", "/cloudapi/1.0.0/users", nil, http.StatusOK, &users)
+		for _, u := range users.Values {
+			if u.Org == nil || u.Org.ID != w.a.org.ID {
+				t.Errorf("org a's admin lists a user of another organization: %+v", u)
+			}
+		}
+	}
+
+	// Role limits inside one's own organization: 403.
+	w.a.user.must(t, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: unique("x")}, http.StatusForbidden, nil)
+	w.a.user.must(t, "POST", "/cloudapi/1.0.0/catalogs", api.Catalog{Name: "mine"}, http.StatusForbidden, nil)
+	w.a.user.must(t, "GET", "/cloudapi/1.0.0/users", nil, http.StatusForbidden, nil)
+	w.a.admin.must(t, "POST", "/cloudapi/1.0.0/users", api.User{Username: unique("root"), Password: "password-x", Role: "System Administrator"}, http.StatusForbidden, nil)
+	w.a.admin.must(t, "PUT", "/cloudapi/1.0.0/orgs/"+w.a.org.ID, api.Org{Name: w.a.org.Name, Description: "mine"}, http.StatusForbidden, nil)
+
+	// B's entities survived, unchanged.
+	var vdc api.VDC
+	w.b.user.must(t, "GET", "/cloudapi/1.0.0/vdcs/"+w.vdc.ID, nil, http.StatusOK, &vdc)
+	if vdc.ComputeCapacity.CPU.Limit != 1000 {
+		t.Errorf("org b's VDC changed: %+v", vdc)
+	}
+	w.b.user.must(t, "GET", "/cloudapi/1.0.0/catalogs/"+w.catalog.ID, nil, http.StatusOK, nil)
+	w.b.user.must(t, "GET", "/cloudapi/1.0.0/vapps/"+w.vapp.ID, nil, http.StatusOK, nil)
+	var org api.Org
+	w.b.admin.must(t, "GET", "/cloudapi/1.0.0/orgs/"+b, nil, http.StatusOK, &org)
+	if org.Description != "" {
+		t.Errorf("org b changed: %+v", org)
+	}
+}
+
+func TestSessions(t *testing.T) {
+	sys := sysadmin(t)
+	tn := newTenant(t, sys)
+	for _, bad := range [][3]string{
+		{tn.usrN, tn.org.Name, "wrong-password"},
+		{"nobody", tn.org.Name, "password-x"},
+		{tn.usrN, "System", "password-" + tn.usrN}, // right password, wrong organization
+	} {
+		if _, code := tryLogin(t, srv, bad[0], bad[1], bad[2]); code != http.StatusUnauthorized {
+			t.Errorf("login %s@%s with %q: %d, want 401", bad[0], bad[1], bad[2], code)
+		}
+	}
+	anon := &client{base: srv.url}
+	anon.must(t, "GET", "/cloudapi/1.0.0/orgs", nil, http.StatusUnauthorized, nil)
+	forged := &client{base: srv.url, token: tn.user.token[:len(tn.user.token)-2] + "xx"}
+	forged.must(t, "GET", "/cloudapi/1.0.0/orgs", nil, http.StatusUnauthorized, nil)
+
+	var s api.Session
+	tn.user.must(t, "GET", "/cloudapi/1.0.0/sessions/current", nil, http.StatusOK, &s)
+	if s.User.Name != tn.usrN || s.Org.ID != tn.org.ID || len(s.Roles) != 1 || s.Roles[0] != "vApp User" {
+		t.Errorf("session: %+v", s)
+	}
+	// Another session's id is not the caller's to end.
+	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/sessions/urn:vcloud:session:00000000-0000-0000-0000-000000000000", nil, http.StatusNotFound, nil)
+	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/sessions/"+s.ID, nil, http.StatusNoContent, nil)
+	tn.user.must(t, "GET", "/cloudapi/1.0.0/orgs", nil, http.StatusUnauthorized, nil)
+	// Other sessions of the same user live on.
+	again := login(t, srv, tn.usrN, tn.org.Name, "password-"+tn.usrN)
+	again.must(t, "GET", "/cloudapi/1.0.0/orgs", nil, http.StatusOK, nil)
+	// Disabling the organization ends logins into it.
+	disabled := false
+	sys.must(t, "PUT", "/cloudapi/1.0.0/orgs/"+tn.org.ID, api.Org{Name: tn.org.Name, IsEnabled: &disabled}, http.StatusOK, nil)
+	if _, code := tryLogin(t, srv, tn.usrN, tn.org.Name, "password-"+tn.usrN); code != http.StatusUnauthorized {
+		t.Errorf("login into a disabled organization: %d", code)
+	}
+}
+
+type targets struct{ org, vdc, catalog, item, vapp, orgName string }
+
+type attempt struct {
+	method, path string
+	body         any
+}
+
+// attempts is one call of every endpoint at the targets, by a caller of organization own.
+func attempts(x targets, own string) []attempt {
+	return []attempt{
+		{"GET", "/cloudapi/1.0.0/orgs/" + x.org, nil},
+		{"PUT", "/cloudapi/1.0.0/orgs/" + x.org, api.Org{Name: x.orgName, Description: "taken over"}},
+		{"DELETE", "/cloudapi/1.0.0/orgs/" + x.org, nil},
+		{"POST", "/cloudapi/1.0.0/users", api.User{Username: unique("intruder"), Password: "password-x", Role: "vApp User", Org: &api.Ref{ID: x.org}}},
+		{"GET", "/api/admin/org/" + x.org + "/vdcs", nil},
+		{"POST", "/api/admin/org/" + x.org + "/vdcs", vdcBody("evil", 0, 0, 0)},
+		{"GET", "/api/admin/org/" + x.org + "/vdcs/" + x.vdc, nil},
+		{"PUT", "/api/admin/org/" + x.org + "/vdcs/" + x.vdc, vdcBody("prod", 1, 1, 1)},
+		{"DELETE", "/api/admin/org/" + x.org + "/vdcs/" + x.vdc, nil},
+		// B's VDC under the caller's own organization's path.
+		{"GET", "/api/admin/org/" + own + "/vdcs/" + x.vdc, nil},
+		{"PUT", "/api/admin/org/" + own + "/vdcs/" + x.vdc, vdcBody("prod", 1, 1, 1)},
+		{"DELETE", "/api/admin/org/" + own + "/vdcs/" + x.vdc, nil},
+		{"GET", "/cloudapi/1.0.0/vdcs/" + x.vdc, nil},
+		{"POST", "/cloudapi/1.0.0/vdcs/" + x.vdc + "/actions/instantiateTemplate",
+			api.InstantiateRequest{Name: "x", CatalogItem: api.Ref{ID: x.item}, Parameters: map[string]string{"NAME": "x"}}},
+		{"POST", "/cloudapi/1.0.0/catalogs", api.Catalog{Name: "evil", Org: &api.Ref{ID: x.org}}},
+		{"GET", "/cloudapi/1.0.0/catalogs/" + x.catalog, nil},
+		{"DELETE", "/cloudapi/1.0.0/catalogs/" + x.catalog, nil},
+		{"GET", "/cloudapi/1.0.0/catalogs/" + x.catalog + "/catalogItems", nil},
+		{"GET", "/cloudapi/1.0.0/catalogs/" + x.catalog + "/catalogItems/" + x.item, nil},
+		{"GET", "/cloudapi/1.0.0/vapps/" + x.vapp, nil},
+		{"DELETE", "/cloudapi/1.0.0/vapps/" + x.vapp, nil},
+	}
+}
