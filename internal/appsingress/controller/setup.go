@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -92,7 +93,8 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 	events := make(chan event.TypedGenericEvent[*v1alpha1.AppsIngress], 1024)
 	r := &Reconciler{
 		client: mgr.GetClient(),
-		reader: mgr.GetClient(),
+		// The cache, not the client: the client reads unstructured objects (HostedCluster) from the API server.
+		reader: mgr.GetCache(),
 		hosted: &hosted.Registry{Timeout: o.HostedClusterTimeout, UserAgent: FieldManager},
 		publisher: &publisher{
 			client: mgr.GetClient(), reader: mgr.GetAPIReader(),
@@ -147,6 +149,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 func (r *Reconciler) forHostedCluster(ctx context.Context, o client.Object) []reconcile.Request {
 	var list v1alpha1.AppsIngressList
 	if err := r.client.List(ctx, &list, client.MatchingFields{indexHostedCluster: client.ObjectKeyFromObject(o).String()}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing the AppsIngresses of a HostedCluster", "hostedCluster", client.ObjectKeyFromObject(o))
 		return nil
 	}
 	out := make([]reconcile.Request, len(list.Items))
@@ -160,7 +163,8 @@ func (r *Reconciler) forHostedCluster(ctx context.Context, o client.Object) []re
 func (r *Reconciler) forSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	hcs := &unstructured.UnstructuredList{}
 	hcs.SetGroupVersionKind(HostedClusterGVK.GroupVersion().WithKind(HostedClusterGVK.Kind + "List"))
-	if err := r.client.List(ctx, hcs, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexKubeconfig: o.GetName()}); err != nil {
+	if err := r.reader.List(ctx, hcs, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexKubeconfig: o.GetName()}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing the HostedClusters of a Secret", "secret", client.ObjectKeyFromObject(o))
 		return nil
 	}
 	var out []reconcile.Request

@@ -303,4 +303,8 @@ type errList struct {
 }
 
 func (l *errList) add(err error) { l.mu.Lock(); l.errs = append(l.errs, err); l.mu.Unlock() }
-func (l *errList) get() []error  { l.mu.Lock(); defer l.mu.Unlock(); return append([]error(nil), l.errs...) }
+func (l *errList) get() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.errs...)
+}
