@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -110,6 +111,21 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 		ai := &v1alpha1.AppsIngress{}
 		ai.Namespace, ai.Name = key.Namespace, key.Name
 		events <- event.TypedGenericEvent[*v1alpha1.AppsIngress]{Object: ai}
+	}
+
+	// The ConfigMaps exist from the start, so that the CoreDNS and HAProxy Pods, which mount them, can start before
+	// the first AppsIngress is Ready. Runs on the leader only, once the cache has synced.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return nil
+		}
+		// A failure here is not fatal: the next reconcile writes them again.
+		if err := r.publisher.publish(ctx, nil); err != nil {
+			logf.FromContext(ctx).Error(err, "writing the initial DNS and proxy ConfigMaps")
+		}
+		return nil
+	})); err != nil {
+		return nil, err
 	}
 
 	ctx := context.Background()

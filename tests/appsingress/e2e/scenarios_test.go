@@ -92,7 +92,9 @@ func TestServiceNotOwnedIsLeftAlone(t *testing.T) {
 	if _, err := hostedKube.CoreV1().Services(routerNS).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = hostedKube.CoreV1().Services(routerNS).Delete(context.Background(), name+"-apps", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = hostedKube.CoreV1().Services(routerNS).Delete(context.Background(), name+"-apps", metav1.DeleteOptions{})
+	})
 	if err := startMetalLB(ctx); err != nil {
 		t.Fatal(err)
 	}
