@@ -207,6 +207,7 @@ demo-down: ## Stop and remove the demo cluster
 bench: ## Every product's benchmark (tests/<product>/bench); writes _output/bench/<product>.json
 	$(GO) run ./tests/virtualingress/bench --out _output/bench/virtualingress.json
 	$(GO) run ./tests/virtualservice/bench --out _output/bench/virtualservice.json
+	$(GO) run ./tests/appsingress/bench --out _output/bench/appsingress.json
 
 .PHONY: preview
 preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)
@@ -229,7 +230,8 @@ build: bin/helm ## helm package every chart (CHARTS) into dist/
 
 # One OCI image per controller binary: <binary>=<chart whose appVersion is its version>. The revision comes from git
 # (both are image labels).
-IMAGES := virtualservice-operator=virtualservice-operator virtual-ingress-controller=virtual-ingress
+IMAGES := virtualservice-operator=virtualservice-operator virtual-ingress-controller=virtual-ingress \
+	apps-ingress-operator=apps-ingress-operator
 IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 app_version = $(shell awk '$$1 == "appVersion:" { gsub(/"/, "", $$2); print $$2 }' charts/$(1)/Chart.yaml)
 
