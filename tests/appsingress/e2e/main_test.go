@@ -32,20 +32,23 @@ import (
 // Addresses on loopback. Linux answers for all of 127.0.0.0/8, so a client can pick its source address: one
 // inside the VLAN CIDR gets the VLAN view, 127.0.0.1 stands for the pod network.
 const (
-	vlanCIDR     = "127.0.1.0/24"
-	vlanClient   = "127.0.1.5"
-	podClient    = "127.0.0.1"
-	proxyIP      = "127.0.0.1"
-	poolA        = "apps"
-	poolARange   = "127.0.2.10-127.0.2.29"
-	poolB        = "apps-b"
-	poolBRange   = "127.0.3.10-127.0.3.29"
-	metallbNS    = "metallb-system"
-	routerNS     = "openshift-ingress"
-	clustersNS   = "clusters"
-	operatorNS   = "apps-ingress"
-	dnsMapName   = "apps-ingress-dns"
-	proxyMapName = "apps-ingress-proxy"
+	vlanCIDR   = "127.0.1.0/24"
+	vlanClient = "127.0.1.5"
+	podClient  = "127.0.0.1"
+	proxyIP    = "127.0.0.1"
+	poolA      = "apps"
+	poolARange = "127.0.2.10-127.0.2.29"
+	poolB      = "apps-b"
+	poolBRange = "127.0.3.10-127.0.3.29"
+	metallbNS  = "metallb-system"
+	routerNS   = "openshift-ingress"
+	clustersNS = "clusters"
+	// The chart's names, rendered as render.Render does (release apps-ingress-operator in namespace virtual-ingress):
+	// the operator runs with the chart's RBAC, so its names must be the chart's.
+	operatorNS   = "virtual-ingress"
+	operatorSA   = "apps-ingress-operator"
+	dnsMapName   = "apps-ingress-operator-dns"
+	proxyMapName = "apps-ingress-operator-proxy"
 	baseDomain   = "example.com"
 	// Service ports in the hosted cluster, which the router stand-ins listen on at the external IPs.
 	svcHTTP, svcHTTPS = 18080, 18443

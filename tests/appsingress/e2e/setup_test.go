@@ -219,7 +219,11 @@ func startOperator(ctx context.Context) (*operator, error) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(operatorConfig(ctx), ctrl.Options{
+	cfg, err := operatorConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  controller.CacheOptions(operatorNS, []string{clustersNS}),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
