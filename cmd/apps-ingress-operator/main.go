@@ -69,7 +69,7 @@ func parseFlags() flags {
 	flag.DurationVar(&f.cleanupTimeout, "cleanup-timeout", 2*time.Minute, "how long a deleted AppsIngress keeps trying to delete its hosted Service")
 	flag.DurationVar(&f.backoffBase, "backoff-base", time.Second, "first retry delay of a failing AppsIngress, doubled on each failure")
 	flag.DurationVar(&f.backoffMax, "backoff-max", 5*time.Minute, "longest retry delay")
-	f.manager.Register(flag.CommandLine, 20, 40)
+	f.manager.Register(flag.CommandLine, 50, 100)
 	flag.StringVar(&f.leaderElectionID, "leader-election-id", "apps-ingress-operator", "name of the leader election Lease")
 	flag.IntVar(&f.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "AppsIngresses reconciled in parallel")
 	flag.Parse()

@@ -26,7 +26,7 @@ type Options struct {
 	ProxyIPs []netip.Addr
 	// TTL of the answers, in seconds. Default 30.
 	TTL int
-	// ReloadInterval is the reload plugin's check period (minimum 2s). Default "5s".
+	// ReloadInterval is the reload plugin's check period (minimum 2s). Default "2s".
 	ReloadInterval string
 	// Upstreams receive every other query (the forward plugin); none answers them REFUSED.
 	Upstreams []string
@@ -42,7 +42,7 @@ func (o Options) withDefaults() Options {
 		o.TTL = 30
 	}
 	if o.ReloadInterval == "" {
-		o.ReloadInterval = "5s"
+		o.ReloadInterval = "2s"
 	}
 	return o
 }
