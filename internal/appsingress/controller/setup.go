@@ -149,7 +149,8 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("appsingress").
-		For(&v1alpha1.AppsIngress{}).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &v1alpha1.AppsIngress{},
+			&handler.TypedEnqueueRequestForObject[*v1alpha1.AppsIngress]{}, specChanged)).
 		Watches(hc, handler.EnqueueRequestsFromMapFunc(r.forHostedCluster)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.forSecret)).
 		WatchesRawSource(source.Channel(events, &handler.TypedEnqueueRequestForObject[*v1alpha1.AppsIngress]{})).

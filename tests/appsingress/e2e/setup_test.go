@@ -198,7 +198,16 @@ func startDNSAndProxy(ctx context.Context) error {
 	if dnsServer, err = coredns.Start(ctx, workDir, dns.Render(dnsOptions, nil), dnsAddr); err != nil {
 		return err
 	}
-	if haproxyProc, err = haproxy.Start(workDir, proxy.Render(proxyOptions, nil), net.JoinHostPort(proxyIP, strconv.Itoa(ports[2]))); err != nil {
+	// The chart's own reload loop runs HAProxy, so the tests prove it too.
+	root, err := repo.Root()
+	if err != nil {
+		return err
+	}
+	script, err := os.ReadFile(filepath.Join(root, "charts", "apps-ingress-operator", "files", "haproxy-reload.sh"))
+	if err != nil {
+		return err
+	}
+	if haproxyProc, err = haproxy.StartWithReloader(workDir, proxy.Render(proxyOptions, nil), net.JoinHostPort(proxyIP, strconv.Itoa(ports[2])), string(script)); err != nil {
 		_ = dnsServer.Stop()
 		return err
 	}
@@ -260,7 +269,7 @@ func (o *operator) stop() {
 }
 
 // startConfigSync copies the two ConfigMaps into CoreDNS's and HAProxy's files whenever they change, as the kubelet
-// updates ConfigMap volumes; HAProxy is then reloaded by SIGUSR2 as the chart's reloader does.
+// updates ConfigMap volumes; the chart's reload loop, which runs HAProxy here, notices the file change.
 func startConfigSync(ctx context.Context) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
