@@ -1,4 +1,7 @@
-package main
+// Package localenv starts what the apps-ingress-operator's benchmark and demo run on: a management and a hosted
+// devcluster, MetalLB's controller with a loopback pool, a HostedCluster with its kubeconfig Secret, CoreDNS, HAProxy,
+// a stand-in router, and the operator as its real binary.
+package localenv
 
 import (
 	"context"
@@ -27,21 +30,23 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
+// Names and addresses. Loopback only: Linux answers for all of 127.0.0.0/8, so a client picks its DNS view by its
+// source address (VLANClient is in VLANCIDR, ProxyIP stands for the pod network).
 const (
-	clustersNS  = "clusters"
-	operatorNS  = "apps-ingress"
-	routerNS    = "openshift-ingress"
+	ClustersNS  = "clusters"
+	OperatorNS  = "apps-ingress"
+	RouterNS    = "openshift-ingress"
 	metallbNS   = "metallb-system"
-	poolName    = "bench"
+	PoolName    = "apps"
 	poolCIDR    = "127.20.0.0/22"
-	vlanCIDR    = "127.0.1.0/24"
-	vlanClient  = "127.0.1.5"
-	proxyIP     = "127.0.0.1"
-	dnsMap      = "apps-ingress-dns"
-	proxyMap    = "apps-ingress-proxy"
-	baseDomain  = "example.com"
-	hostedName  = "bench"
-	kubeconfigS = "bench-admin-kubeconfig"
+	VLANCIDR    = "127.0.1.0/24"
+	VLANClient  = "127.0.1.5"
+	ProxyIP     = "127.0.0.1"
+	DNSMap      = "apps-ingress-dns"
+	ProxyMap    = "apps-ingress-proxy"
+	BaseDomain  = "example.com"
+	HostedName  = "hosted"
+	kubeconfigS = "hosted-admin-kubeconfig"
 )
 
 var (
@@ -70,37 +75,43 @@ spec:
           status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
 
-type env struct {
+// Env is the running environment.
+type Env struct {
 	dir          string
-	mgmt, hosted *devcluster.Cluster
-	mgmtKube     kubernetes.Interface
-	mgmtDyn      dynamic.Interface
-	hostedKube   kubernetes.Interface
-	hostedDyn    dynamic.Interface
+	Mgmt, Hosted *devcluster.Cluster
+	MgmtKube     kubernetes.Interface
+	MgmtDyn      dynamic.Interface
+	HostedKube   kubernetes.Interface
+	HostedDyn    dynamic.Interface
 	stops        []func()
 }
 
-func (e *env) stop() {
+// OnStop adds f to what Stop runs (last added, first run).
+func (e *Env) OnStop(f func()) { e.stops = append(e.stops, f) }
+
+// Stop stops everything Start started.
+func (e *Env) Stop() {
 	for i := len(e.stops) - 1; i >= 0; i-- {
 		e.stops[i]()
 	}
 }
 
-func startEnv(ctx context.Context, dir string) (*env, error) {
-	e := &env{dir: dir}
+// Start brings up both clusters, MetalLB, the HostedCluster and its Secret, in dir.
+func Start(ctx context.Context, dir string) (*Env, error) {
+	e := &Env{dir: dir}
 	var wg sync.WaitGroup
 	var errM, errH error
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		e.mgmt, errM = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "management")})
+		e.Mgmt, errM = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "management")})
 	}()
 	go func() {
 		defer wg.Done()
-		e.hosted, errH = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "hosted")})
+		e.Hosted, errH = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "hosted")})
 	}()
 	wg.Wait()
-	for _, c := range []*devcluster.Cluster{e.mgmt, e.hosted} {
+	for _, c := range []*devcluster.Cluster{e.Mgmt, e.Hosted} {
 		if c != nil {
 			e.stops = append(e.stops, func() { _ = c.Stop() })
 		}
@@ -109,22 +120,22 @@ func startEnv(ctx context.Context, dir string) (*env, error) {
 		return e, fmt.Errorf("starting the clusters: %v %v", errM, errH)
 	}
 	var err error
-	if e.mgmtKube, err = kubernetes.NewForConfig(e.mgmt.RESTConfig()); err != nil {
+	if e.MgmtKube, err = kubernetes.NewForConfig(e.Mgmt.RESTConfig()); err != nil {
 		return e, err
 	}
-	if e.mgmtDyn, err = dynamic.NewForConfig(e.mgmt.RESTConfig()); err != nil {
+	if e.MgmtDyn, err = dynamic.NewForConfig(e.Mgmt.RESTConfig()); err != nil {
 		return e, err
 	}
-	if e.hostedKube, err = kubernetes.NewForConfig(e.hosted.RESTConfig()); err != nil {
+	if e.HostedKube, err = kubernetes.NewForConfig(e.Hosted.RESTConfig()); err != nil {
 		return e, err
 	}
-	if e.hostedDyn, err = dynamic.NewForConfig(e.hosted.RESTConfig()); err != nil {
+	if e.HostedDyn, err = dynamic.NewForConfig(e.Hosted.RESTConfig()); err != nil {
 		return e, err
 	}
 	return e, e.prepare(ctx)
 }
 
-func (e *env) prepare(ctx context.Context) error {
+func (e *Env) prepare(ctx context.Context) error {
 	root, err := repo.Root()
 	if err != nil {
 		return err
@@ -133,7 +144,7 @@ func (e *env) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cs, err := apiextensionsclient.NewForConfig(e.mgmt.RESTConfig())
+	cs, err := apiextensionsclient.NewForConfig(e.Mgmt.RESTConfig())
 	if err != nil {
 		return err
 	}
@@ -142,60 +153,60 @@ func (e *env) prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, ns := range []string{clustersNS, operatorNS} {
-		if err := createNamespace(ctx, e.mgmtKube, ns); err != nil {
+	for _, ns := range []string{ClustersNS, OperatorNS} {
+		if err := createNamespace(ctx, e.MgmtKube, ns); err != nil {
 			return err
 		}
 	}
-	for _, ns := range []string{routerNS, metallbNS} {
-		if err := createNamespace(ctx, e.hostedKube, ns); err != nil {
+	for _, ns := range []string{RouterNS, metallbNS} {
+		if err := createNamespace(ctx, e.HostedKube, ns); err != nil {
 			return err
 		}
 	}
-	if err := metallb.InstallCRDs(ctx, e.hosted.RESTConfig()); err != nil {
+	if err := metallb.InstallCRDs(ctx, e.Hosted.RESTConfig()); err != nil {
 		return err
 	}
 	pool := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
-		"metadata": map[string]any{"name": poolName, "namespace": metallbNS},
+		"metadata": map[string]any{"name": PoolName, "namespace": metallbNS},
 		"spec":     map[string]any{"addresses": []any{poolCIDR}, "autoAssign": false},
 	}}
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := e.hostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{})
+		_, err := e.HostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{})
 		return err == nil || apierrors.IsAlreadyExists(err), nil
 	}); err != nil {
 		return fmt.Errorf("creating the IPAddressPool: %w", err)
 	}
-	mlb, err := metallb.Start(ctx, e.dir, e.hosted.Kubeconfig(), metallbNS)
+	mlb, err := metallb.Start(ctx, e.dir, e.Hosted.Kubeconfig(), metallbNS)
 	if err != nil {
 		return err
 	}
 	e.stops = append(e.stops, func() { _ = mlb.Stop() })
 
-	kubeconfig, err := os.ReadFile(e.hosted.Kubeconfig())
+	kubeconfig, err := os.ReadFile(e.Hosted.Kubeconfig())
 	if err != nil {
 		return err
 	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: clustersNS, Name: kubeconfigS}, Data: map[string][]byte{"kubeconfig": kubeconfig}}
-	if _, err := e.mgmtKube.CoreV1().Secrets(clustersNS).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ClustersNS, Name: kubeconfigS}, Data: map[string][]byte{"kubeconfig": kubeconfig}}
+	if _, err := e.MgmtKube.CoreV1().Secrets(ClustersNS).Create(ctx, s, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	hc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
-		"metadata": map[string]any{"name": hostedName, "namespace": clustersNS}, "spec": map[string]any{},
+		"metadata": map[string]any{"name": HostedName, "namespace": ClustersNS}, "spec": map[string]any{},
 	}}
-	created, err := e.mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).Create(ctx, hc, metav1.CreateOptions{})
+	created, err := e.MgmtDyn.Resource(hostedClusterGVR).Namespace(ClustersNS).Create(ctx, hc, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	host := strings.TrimPrefix(e.hosted.RESTConfig().Host, "https://")
+	host := strings.TrimPrefix(e.Hosted.RESTConfig().Host, "https://")
 	h, p, _ := strings.Cut(host, ":")
 	port, _ := strconv.ParseInt(p, 10, 64)
 	created.Object["status"] = map[string]any{
 		"kubeconfig":           map[string]any{"name": kubeconfigS},
 		"controlPlaneEndpoint": map[string]any{"host": h, "port": port},
 	}
-	_, err = e.mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	_, err = e.MgmtDyn.Resource(hostedClusterGVR).Namespace(ClustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
 	return err
 }
 
