@@ -199,6 +199,10 @@ devcluster-test: ## The devcluster's own integration test (garbage collection, K
 demo: ## Start a local cluster with Kyverno, helm install the chart, show the coder example following a recreated Service
 	$(GO) run ./tools/demo
 
+.PHONY: demo-apps
+demo-apps: ## apps-ingress-operator on two local clusters: an AppsIngress going Ready, dig from both views, TLS through the proxy
+	$(GO) run ./tools/demo-apps
+
 .PHONY: demo-down
 demo-down: ## Stop and remove the demo cluster
 	$(GO) run ./tools/devcluster down --dir .devcluster/demo

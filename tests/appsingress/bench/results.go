@@ -38,6 +38,8 @@ type results struct {
 	IPToDNS latency `json:"ipToDNS"`
 	// IPToProxy: external IP assigned → a TLS connection through HAProxy with the cluster's SNI reaches that IP.
 	IPToProxy latency `json:"ipToProxy"`
+	// IPChanges counts Services whose IP MetalLB changed after assigning one (their latency counts from the change).
+	IPChanges int `json:"ipChanges"`
 	// AllReadySeconds: from creating the first AppsIngress until all are Ready.
 	AllReadySeconds float64 `json:"allReadySeconds"`
 	// RenderSeconds: one full render of the Corefile and haproxy.cfg for every cluster (in process).

@@ -90,9 +90,11 @@ func run(ctx context.Context, o options) (*results, error) {
 				return
 			}
 			name := "x.apps." + n + "." + localenv.BaseDomain
-			cmAt := cmSeen.wait(ip)
-			dnsAt, err := waitDNS(ctx, s.DNSAddr, name, ip)
-			var proxyAt time.Time
+			cmAt, err := cmSeen.wait(ip, 2*time.Minute)
+			var dnsAt, proxyAt time.Time
+			if err == nil {
+				dnsAt, err = waitDNS(ctx, s.DNSAddr, name, ip)
+			}
 			if err == nil {
 				proxyAt, err = waitProxy(ctx, s.Ports.HTTPS, name, ip)
 			}
@@ -114,6 +116,7 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, firstErr
 	}
 	res.IPToConfigMap, res.IPToDNS, res.IPToProxy = summarise(toCM), summarise(toDNS), summarise(toProxy)
+	res.IPChanges = ipSeen.changes
 	res.OperatorPeakRSSMiB = peakRSS(op.PID())
 	res.RenderSeconds, res.CorefileBytes, res.HAProxyBytes, err = renderTime(ctx, e, s.DNSOpts, s.ProxyOpts)
 	return res, err
@@ -121,24 +124,26 @@ func run(ctx context.Context, o options) (*results, error) {
 
 // stamps records when a key was first seen, with a value.
 type stamps struct {
-	mu   sync.Mutex
-	at   map[string]time.Time
-	val  map[string]string
-	cond *sync.Cond
+	mu      sync.Mutex
+	at      map[string]time.Time
+	val     map[string]string
+	changes int
 }
 
 func newStamps() *stamps {
-	s := &stamps{at: map[string]time.Time{}, val: map[string]string{}}
-	s.cond = sync.NewCond(&s.mu)
-	return s
+	return &stamps{at: map[string]time.Time{}, val: map[string]string{}}
 }
 
+// set records the first time key was seen with val: a new val restarts the clock (an IP MetalLB changed counts from
+// the change).
 func (s *stamps) set(key, val string, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.at[key]; !ok {
+	if _, ok := s.at[key]; !ok || s.val[key] != val {
+		if ok {
+			s.changes++
+		}
 		s.at[key], s.val[key] = at, val
-		s.cond.Broadcast()
 	}
 }
 
@@ -148,13 +153,21 @@ func (s *stamps) get(key string) (string, time.Time) {
 	return s.val[key], s.at[key]
 }
 
-func (s *stamps) wait(key string) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.at[key].IsZero() {
-		s.cond.Wait()
+// wait returns when key was first seen, waiting up to timeout for it.
+func (s *stamps) wait(key string, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		s.mu.Lock()
+		at := s.at[key]
+		s.mu.Unlock()
+		if !at.IsZero() {
+			return at, nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("%s not seen in %s", key, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return s.at[key]
 }
 
 func watchIPs(ctx context.Context, e *localenv.Env, seen *stamps) error {
