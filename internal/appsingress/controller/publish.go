@@ -40,10 +40,16 @@ type publisher struct {
 	mu sync.Mutex
 	// written is the last content written per ConfigMap, to skip writes that change nothing.
 	written map[types.NamespacedName]string
+	// entries are the entries last rendered, by AppsIngress key (nil: none).
+	entries map[string]*routes.Cluster
 }
 
 // publish writes the configuration with override standing in for the stored object of the same key (nil: none;
 // its entry is removed when it has no external IP or is being deleted).
+//
+// The entries of the other AppsIngresses are the ones this publisher last wrote for them, not their status in the
+// cache: with several workers, another object's status write may not have reached the cache yet, and rendering
+// from it would drop that object's fresh entry. The cache is used for objects not published since the start.
 func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -51,20 +57,43 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 	if err := p.client.List(ctx, &list); err != nil {
 		return err
 	}
+	if p.entries == nil {
+		p.entries = map[string]*routes.Cluster{}
+	}
+	present := map[string]bool{}
 	var clusters []routes.Cluster
-	seen := false
-	for i := range list.Items {
-		ai := &list.Items[i]
-		if override != nil && ai.Namespace == override.Namespace && ai.Name == override.Name {
-			ai, seen = override, true
+	add := func(key string, ai *v1alpha1.AppsIngress, fresh bool) {
+		present[key] = true
+		e, known := p.entries[key]
+		if fresh || !known {
+			if c, ok := entry(ai); ok {
+				e = &c
+			} else {
+				e = nil
+			}
+			p.entries[key] = e
 		}
-		if c, ok := entry(ai); ok {
-			clusters = append(clusters, c)
+		if e != nil {
+			clusters = append(clusters, *e)
 		}
 	}
-	if override != nil && !seen {
-		if c, ok := entry(override); ok {
-			clusters = append(clusters, c)
+	overrideKey := ""
+	if override != nil {
+		overrideKey = override.Namespace + "/" + override.Name
+		add(overrideKey, override, true)
+	}
+	for i := range list.Items {
+		ai := &list.Items[i]
+		key := ai.Namespace + "/" + ai.Name
+		if key == overrideKey {
+			continue
+		}
+		// An object being deleted loses its entry whatever was published for it.
+		add(key, ai, !ai.DeletionTimestamp.IsZero())
+	}
+	for key := range p.entries {
+		if !present[key] {
+			delete(p.entries, key)
 		}
 	}
 	dnsOpts := p.dnsOpts

@@ -5,6 +5,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -204,7 +205,8 @@ func (r *Reconciler) finalize(ctx context.Context, ai *v1alpha1.AppsIngress) (ct
 	if err := r.deleteHostedService(ctx, ai); err != nil {
 		// Without the HostedCluster or its kubeconfig there is no way to the Service: waiting cannot help.
 		gone := false
-		if f, ok := err.(*failure); ok {
+		var f *failure
+		if errors.As(err, &f) {
 			gone = f.reason == "HostedClusterNotFound" || f.reason == "KubeconfigMissing"
 		}
 		if !gone && r.now().Sub(ai.DeletionTimestamp.Time) < r.cleanupTimeout {

@@ -56,7 +56,7 @@ func Start(dir, cfg, addr string) (*Proxy, error) {
 		return nil, err
 	}
 	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("haproxy -c: %v\n%s", err, out)
+		return nil, fmt.Errorf("haproxy -c: %w\n%s", err, out)
 	}
 	p, err := localproc.Start("haproxy", filepath.Join(dir, "haproxy.log"), nil, bin, "-W", "-db", "-f", path)
 	if err != nil {
@@ -81,7 +81,7 @@ func (p *Proxy) Reload(cfg string) error {
 		return err
 	}
 	if out, err := exec.Command("haproxy", "-c", "-f", tmp).CombinedOutput(); err != nil {
-		return fmt.Errorf("haproxy -c rejects the new configuration: %v\n%s", err, out)
+		return fmt.Errorf("haproxy -c rejects the new configuration: %w\n%s", err, out)
 	}
 	before := p.reloads()
 	if err := os.Rename(tmp, p.Config); err != nil {

@@ -95,7 +95,7 @@ func (p *Process) WaitTCP(addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if p.Exited() {
-			return fmt.Errorf("%s exited (%v):\n%s", p.Name, p.err, p.Logs())
+			return fmt.Errorf("%s exited (%w):\n%s", p.Name, p.err, p.Logs())
 		}
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			_ = c.Close()

@@ -44,8 +44,11 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no MetalLB CRDs under %s: %v", dir, err)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no MetalLB CRDs under %s", dir)
 	}
 	cs, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {

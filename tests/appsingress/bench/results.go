@@ -38,8 +38,8 @@ type results struct {
 	IPToDNS latency `json:"ipToDNS"`
 	// IPToProxy: external IP assigned → a TLS connection through HAProxy with the cluster's SNI reaches that IP.
 	IPToProxy latency `json:"ipToProxy"`
-	// IPChanges counts Services whose IP MetalLB changed after assigning one (their latency counts from the change).
-	IPChanges int `json:"ipChanges"`
+	// Missed lists clusters left out of a latency because one of its ends was not observed (should be empty).
+	Missed []string `json:"missed,omitempty"`
 	// AllReadySeconds: from creating the first AppsIngress until all are Ready.
 	AllReadySeconds float64 `json:"allReadySeconds"`
 	// RenderSeconds: one full render of the Corefile and haproxy.cfg for every cluster (in process).
@@ -73,5 +73,8 @@ func (r *results) print(w io.Writer) {
 	fmt.Fprintf(tw, "all Ready\t%.1fs\n", r.AllReadySeconds)
 	fmt.Fprintf(tw, "full render\t%.2fms\t(Corefile %d B, haproxy.cfg %d B)\n", r.RenderSeconds*1000, r.CorefileBytes, r.HAProxyBytes)
 	fmt.Fprintf(tw, "operator peak RSS\t%.1f MiB\n", r.OperatorPeakRSSMiB)
+	for _, m := range r.Missed {
+		fmt.Fprintf(tw, "missed\t%s\n", m)
+	}
 	_ = tw.Flush()
 }

@@ -74,6 +74,10 @@ func run(ctx context.Context, o options) (*results, error) {
 	}
 	res := &results{Clusters: o.clusters, AllReadySeconds: allReady.Sub(start).Seconds()}
 
+	statusIPs, err := readyIPs(ctx, e)
+	if err != nil {
+		return nil, err
+	}
 	var mu sync.Mutex
 	var toCM, toDNS, toProxy []time.Duration
 	var firstErr error
@@ -85,16 +89,19 @@ func run(ctx context.Context, o options) (*results, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ip, at := ipSeen.get(n + "-apps")
+			// The IP the operator published (status), and when the hosted Service was first seen with it.
+			ip := statusIPs[n]
+			_, at := ipSeen.get(n + "-apps/" + ip)
 			if at.IsZero() {
+				mu.Lock()
+				res.Missed = append(res.Missed, n+": "+ip+" never seen on the hosted Service")
+				mu.Unlock()
 				return
 			}
 			name := "x.apps." + n + "." + localenv.BaseDomain
-			cmAt, err := cmSeen.wait(ip, 2*time.Minute)
-			var dnsAt, proxyAt time.Time
-			if err == nil {
-				dnsAt, err = waitDNS(ctx, s.DNSAddr, name, ip)
-			}
+			cmAt, cmErr := cmSeen.wait(ip, 30*time.Second)
+			dnsAt, err := waitDNS(ctx, s.DNSAddr, name, ip)
+			var proxyAt time.Time
 			if err == nil {
 				proxyAt, err = waitProxy(ctx, s.Ports.HTTPS, name, ip)
 			}
@@ -106,7 +113,11 @@ func run(ctx context.Context, o options) (*results, error) {
 				}
 				return
 			}
-			toCM = append(toCM, cmAt.Sub(at))
+			if cmErr != nil {
+				res.Missed = append(res.Missed, n+": "+cmErr.Error())
+			} else {
+				toCM = append(toCM, cmAt.Sub(at))
+			}
 			toDNS = append(toDNS, dnsAt.Sub(at))
 			toProxy = append(toProxy, proxyAt.Sub(at))
 		}()
@@ -116,7 +127,7 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, firstErr
 	}
 	res.IPToConfigMap, res.IPToDNS, res.IPToProxy = summarise(toCM), summarise(toDNS), summarise(toProxy)
-	res.IPChanges = ipSeen.changes
+
 	res.OperatorPeakRSSMiB = peakRSS(op.PID())
 	res.RenderSeconds, res.CorefileBytes, res.HAProxyBytes, err = renderTime(ctx, e, s.DNSOpts, s.ProxyOpts)
 	return res, err
@@ -124,25 +135,20 @@ func run(ctx context.Context, o options) (*results, error) {
 
 // stamps records when a key was first seen, with a value.
 type stamps struct {
-	mu      sync.Mutex
-	at      map[string]time.Time
-	val     map[string]string
-	changes int
+	mu  sync.Mutex
+	at  map[string]time.Time
+	val map[string]string
 }
 
 func newStamps() *stamps {
 	return &stamps{at: map[string]time.Time{}, val: map[string]string{}}
 }
 
-// set records the first time key was seen with val: a new val restarts the clock (an IP MetalLB changed counts from
-// the change).
+// set records the first time key was seen.
 func (s *stamps) set(key, val string, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.at[key]; !ok || s.val[key] != val {
-		if ok {
-			s.changes++
-		}
+	if _, ok := s.at[key]; !ok {
 		s.at[key], s.val[key] = at, val
 	}
 }
@@ -182,8 +188,10 @@ func watchIPs(ctx context.Context, e *localenv.Env, seen *stamps) error {
 			if !ok || ev.Type == watch.Deleted {
 				continue
 			}
-			if ing := svc.Status.LoadBalancer.Ingress; len(ing) > 0 && ing[0].IP != "" {
-				seen.set(svc.Name, ing[0].IP, time.Now())
+			for _, ing := range svc.Status.LoadBalancer.Ingress {
+				if ing.IP != "" {
+					seen.set(svc.Name+"/"+ing.IP, ing.IP, time.Now())
+				}
 			}
 		}
 	}()
@@ -248,6 +256,21 @@ func peakRSS(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// readyIPs is each AppsIngress's first status.externalIPs entry: the address the operator published.
+func readyIPs(ctx context.Context, e *localenv.Env) (map[string]string, error) {
+	list, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, it := range list.Items {
+		if ips, _, _ := unstructured.NestedStringSlice(it.Object, "status", "externalIPs"); len(ips) > 0 {
+			out[it.GetName()] = ips[0]
+		}
+	}
+	return out, nil
 }
 
 // renderTime renders every cluster's entries the way the operator does, 20 times, and returns the mean.

@@ -5,6 +5,7 @@ package localenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,7 +118,7 @@ func Start(ctx context.Context, dir string) (*Env, error) {
 		}
 	}
 	if errM != nil || errH != nil {
-		return e, fmt.Errorf("starting the clusters: %v %v", errM, errH)
+		return e, fmt.Errorf("starting the clusters: %w", errors.Join(errM, errH))
 	}
 	var err error
 	if e.MgmtKube, err = kubernetes.NewForConfig(e.Mgmt.RESTConfig()); err != nil {

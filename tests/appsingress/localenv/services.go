@@ -140,7 +140,7 @@ func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/apps-ingress-operator")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the operator: %v\n%s", err, out)
+		return nil, fmt.Errorf("building the operator: %w\n%s", err, out)
 	}
 	p := s.Ports
 	op, err := localproc.Start("apps-ingress-operator", filepath.Join(e.dir, "operator.log"), []string{"KUBECONFIG=" + e.Mgmt.Kubeconfig()}, bin,

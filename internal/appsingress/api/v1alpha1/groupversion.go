@@ -10,8 +10,9 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 //go:generate go run -modfile=../../../../tools/controller-gen/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen object paths=./... crd:crdVersions=v1 output:crd:artifacts:config=../../../../charts/apps-ingress-operator/crds
@@ -21,7 +22,13 @@ var GroupVersion = schema.GroupVersion{Group: "hostedcluster.virtual-ingress.io"
 
 var (
 	// SchemeBuilder registers the types of this package.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 	// AddToScheme adds the types of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &AppsIngress{}, &AppsIngressList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -216,7 +216,3 @@ type AppsIngressList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []AppsIngress `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&AppsIngress{}, &AppsIngressList{})
-}
