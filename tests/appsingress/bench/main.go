@@ -20,6 +20,7 @@ import (
 
 type options struct {
 	clusters int
+	changes  int
 	out      string
 	timeout  time.Duration
 }
@@ -27,6 +28,7 @@ type options struct {
 func main() {
 	var o options
 	flag.IntVar(&o.clusters, "clusters", 200, "AppsIngress objects")
+	flag.IntVar(&o.changes, "changes", 20, "IP changes measured one at a time once every cluster is Ready")
 	flag.StringVar(&o.out, "out", "_output/bench/appsingress.json", "results file (JSON)")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "give up after this long")
 	flag.Parse()

@@ -29,8 +29,8 @@ func summarise(ds []time.Duration) latency {
 	return latency{P50Seconds: at(0.50), P95Seconds: at(0.95), MaxSeconds: s[len(s)-1].Seconds(), Samples: len(s)}
 }
 
-type results struct {
-	Clusters int `json:"clusters"`
+// phase is the latencies of one measurement.
+type phase struct {
 	// IPToConfigMap: external IP assigned → the operator's ConfigMaps hold it (the operator's own latency).
 	IPToConfigMap latency `json:"ipToConfigMap"`
 	// IPToDNS: external IP assigned → CoreDNS answers it to a VLAN client (adds the file sync and CoreDNS's reload
@@ -38,6 +38,14 @@ type results struct {
 	IPToDNS latency `json:"ipToDNS"`
 	// IPToProxy: external IP assigned → a TLS connection through HAProxy with the cluster's SNI reaches that IP.
 	IPToProxy latency `json:"ipToProxy"`
+}
+
+type results struct {
+	Clusters int `json:"clusters"`
+	// Create: every AppsIngress created at once, each IP assigned in the burst.
+	Create phase `json:"create"`
+	// Change: with every cluster Ready, one cluster at a time gets a new IP (steady state).
+	Change phase `json:"ipChange"`
 	// Missed lists clusters left out of a latency because one of its ends was not observed (should be empty).
 	Missed []string `json:"missed,omitempty"`
 	// AllReadySeconds: from creating the first AppsIngress until all are Ready.
@@ -67,7 +75,10 @@ func (r *results) print(w io.Writer) {
 	for _, l := range []struct {
 		name string
 		l    latency
-	}{{"IP → ConfigMap", r.IPToConfigMap}, {"IP → DNS answer", r.IPToDNS}, {"IP → proxy route", r.IPToProxy}} {
+	}{
+		{"create burst: IP → ConfigMap", r.Create.IPToConfigMap}, {"create burst: IP → DNS answer", r.Create.IPToDNS}, {"create burst: IP → proxy route", r.Create.IPToProxy},
+		{"IP change: IP → ConfigMap", r.Change.IPToConfigMap}, {"IP change: IP → DNS answer", r.Change.IPToDNS}, {"IP change: IP → proxy route", r.Change.IPToProxy},
+	} {
 		fmt.Fprintf(tw, "%s\tp50 %.3fs\tp95 %.3fs\tmax %.3fs\t(%d)\n", l.name, l.l.P50Seconds, l.l.P95Seconds, l.l.MaxSeconds, l.l.Samples)
 	}
 	fmt.Fprintf(tw, "all Ready\t%.1fs\n", r.AllReadySeconds)

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -52,7 +53,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	go e.SyncConfig(watchCtx, s, func(corefile string, at time.Time) {
 		for _, line := range strings.Split(corefile, "\n") {
 			// answer "{{ .Name }} 30 IN A 127.20.0.1" in a VLAN view block carries an external IP.
-			if i := strings.Index(line, " IN A 127.20."); i >= 0 {
+			if i := strings.Index(line, " IN A 127.2"); i >= 0 {
 				cmSeen.set(strings.TrimSuffix(line[i+len(" IN A "):], `"`), "", at)
 			}
 		}
@@ -126,7 +127,10 @@ func run(ctx context.Context, o options) (*results, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	res.IPToConfigMap, res.IPToDNS, res.IPToProxy = summarise(toCM), summarise(toDNS), summarise(toProxy)
+	res.Create = phase{IPToConfigMap: summarise(toCM), IPToDNS: summarise(toDNS), IPToProxy: summarise(toProxy)}
+	if res.Change, err = measureChanges(ctx, e, s, names, o.changes, ipSeen, cmSeen); err != nil {
+		return nil, err
+	}
 
 	res.OperatorPeakRSSMiB = peakRSS(op.PID())
 	res.RenderSeconds, res.CorefileBytes, res.HAProxyBytes, err = renderTime(ctx, e, s.DNSOpts, s.ProxyOpts)
@@ -256,6 +260,55 @@ func peakRSS(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// measureChanges moves n clusters, one at a time, to the second pool while all the others stay Ready: MetalLB gives
+// each a new IP, and the time from that IP appearing on the hosted Service to the ConfigMap, the DNS answer and the
+// proxy route is the steady-state latency the issue's target is about.
+func measureChanges(ctx context.Context, e *localenv.Env, s *localenv.Serving, names []string, n int, ipSeen, cmSeen *stamps) (phase, error) {
+	var toCM, toDNS, toProxy []time.Duration
+	for i := 0; i < n && i < len(names); i++ {
+		name := names[i*len(names)/n]
+		patch := []byte(`{"spec":{"metallb":{"addressPoolName":"` + localenv.PoolB + `"}}}`)
+		if _, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return phase{}, err
+		}
+		var ip string
+		var at time.Time
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			ip, at = ipSeen.latestIn(name+"-apps/", "127.21.")
+			return !at.IsZero(), nil
+		}); err != nil {
+			return phase{}, fmt.Errorf("%s: no IP from %s: %w", name, localenv.PoolB, err)
+		}
+		host := "x.apps." + name + "." + localenv.BaseDomain
+		cmAt, err := cmSeen.wait(ip, time.Minute)
+		if err != nil {
+			return phase{}, fmt.Errorf("%s: %w", name, err)
+		}
+		dnsAt, err := waitDNS(ctx, s.DNSAddr, host, ip)
+		if err != nil {
+			return phase{}, fmt.Errorf("%s: DNS: %w", name, err)
+		}
+		proxyAt, err := waitProxy(ctx, s.Ports.HTTPS, host, ip)
+		if err != nil {
+			return phase{}, fmt.Errorf("%s: proxy: %w", name, err)
+		}
+		toCM, toDNS, toProxy = append(toCM, cmAt.Sub(at)), append(toDNS, dnsAt.Sub(at)), append(toProxy, proxyAt.Sub(at))
+	}
+	return phase{IPToConfigMap: summarise(toCM), IPToDNS: summarise(toDNS), IPToProxy: summarise(toProxy)}, nil
+}
+
+// latestIn is a value and time of a key starting with prefix whose value starts with valuePrefix.
+func (s *stamps) latestIn(prefix, valuePrefix string) (string, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, at := range s.at {
+		if strings.HasPrefix(k, prefix) && strings.HasPrefix(s.val[k], valuePrefix) {
+			return s.val[k], at
+		}
+	}
+	return "", time.Time{}
 }
 
 // readyIPs is each AppsIngress's first status.externalIPs entry: the address the operator published.

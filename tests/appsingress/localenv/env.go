@@ -34,12 +34,15 @@ import (
 // Names and addresses. Loopback only: Linux answers for all of 127.0.0.0/8, so a client picks its DNS view by its
 // source address (VLANClient is in VLANCIDR, ProxyIP stands for the pod network).
 const (
-	ClustersNS  = "clusters"
-	OperatorNS  = "apps-ingress"
-	RouterNS    = "openshift-ingress"
-	metallbNS   = "metallb-system"
-	PoolName    = "apps"
-	poolCIDR    = "127.20.0.0/22"
+	ClustersNS = "clusters"
+	OperatorNS = "apps-ingress"
+	RouterNS   = "openshift-ingress"
+	metallbNS  = "metallb-system"
+	PoolName   = "apps"
+	poolCIDR   = "127.20.0.0/22"
+	// PoolB is a second pool: moving an AppsIngress to it makes MetalLB change the Service's IP.
+	PoolB       = "apps-b"
+	poolBCIDR   = "127.21.0.0/24"
 	VLANCIDR    = "127.0.1.0/24"
 	VLANClient  = "127.0.1.5"
 	ProxyIP     = "127.0.0.1"
@@ -167,16 +170,18 @@ func (e *Env) prepare(ctx context.Context) error {
 	if err := metallb.InstallCRDs(ctx, e.Hosted.RESTConfig()); err != nil {
 		return err
 	}
-	pool := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
-		"metadata": map[string]any{"name": PoolName, "namespace": metallbNS},
-		"spec":     map[string]any{"addresses": []any{poolCIDR}, "autoAssign": false},
-	}}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := e.HostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{})
-		return err == nil || apierrors.IsAlreadyExists(err), nil
-	}); err != nil {
-		return fmt.Errorf("creating the IPAddressPool: %w", err)
+	for name, cidr := range map[string]string{PoolName: poolCIDR, PoolB: poolBCIDR} {
+		pool := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
+			"metadata": map[string]any{"name": name, "namespace": metallbNS},
+			"spec":     map[string]any{"addresses": []any{cidr}, "autoAssign": false},
+		}}
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := e.HostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{})
+			return err == nil || apierrors.IsAlreadyExists(err), nil
+		}); err != nil {
+			return fmt.Errorf("creating the IPAddressPool %s: %w", name, err)
+		}
 	}
 	mlb, err := metallb.Start(ctx, e.dir, e.Hosted.Kubeconfig(), metallbNS)
 	if err != nil {
