@@ -57,7 +57,7 @@ func run(ctx context.Context) error {
 	if err := e.CreateAppsIngress(ctx, cluster, s.Ports); err != nil {
 		return err
 	}
-	var ip string
+	var ip, last string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		ai, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Get(ctx, cluster, metav1.GetOptions{})
 		if err != nil {
@@ -66,7 +66,10 @@ func run(ctx context.Context) error {
 		phase, _, _ := unstructured.NestedString(ai.Object, "status", "phase")
 		reason, _, _ := unstructured.NestedString(ai.Object, "status", "reason")
 		ips, _, _ := unstructured.NestedStringSlice(ai.Object, "status", "externalIPs")
-		fmt.Printf("  phase %-8s reason %-18s externalIPs %v\n", phase, reason, ips)
+		if line := fmt.Sprintf("  phase %-8s reason %-18s externalIPs %v", phase, reason, ips); line != last && phase != "" {
+			fmt.Println(line)
+			last = line
+		}
 		if phase == "Ready" && len(ips) > 0 {
 			ip = ips[0]
 			return true, nil
