@@ -166,3 +166,63 @@ func readKubeconfig(t *testing.T, path string) []byte {
 	t.Helper()
 	return []byte(readFile(path))
 }
+
+// TestDeletionIsBoundedWhenTheHostedClusterIsGone: without the HostedCluster the finalizer goes at once; with a
+// hosted API server that does not answer, after the cleanup timeout (20s here). The entries go first either way.
+func TestDeletionIsBoundedWhenTheHostedClusterIsGone(t *testing.T) {
+	ctx := context.Background()
+	c := mgmtClient(t)
+	if err := startMetalLB(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const name = "gone"
+	key := types.NamespacedName{Namespace: clustersNS, Name: name}
+	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
+	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
+	if err := c.Create(ctx, newAppsIngress(name, name, poolA)); err != nil {
+		t.Fatal(err)
+	}
+	ai := waitFor(t, c, key, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
+	waitDNS(t, vlanClient, "x.apps."+name+"."+baseDomain, ai.Status.ExternalIPs)
+
+	t.Log("the kubeconfig points at a port nobody listens on: deletion waits for the cleanup timeout, then goes")
+	dead := strings.Replace(string(hostedKubeconfig(t)), hostedAPIEndpoint(t), "127.0.0.1:1", 1)
+	putKubeconfigSecret(t, name+"-admin-kubeconfig", []byte(dead))
+	waitFor(t, c, key, "Degraded/HostedClusterUnreachable", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterUnreachable"))
+	start := time.Now()
+	if err := c.Delete(ctx, &v1alpha1.AppsIngress{ObjectMeta: metav1.ObjectMeta{Namespace: clustersNS, Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	waitDNS(t, vlanClient, "x.apps."+name+"."+baseDomain, nil)
+	waitGone(t, c, key)
+	if took := time.Since(start); took < 15*time.Second {
+		t.Fatalf("deletion took %s: it did not try to delete the hosted Service for the cleanup timeout", took)
+	}
+	// The Service is left behind in the (still running) hosted cluster: the operator could not reach it.
+	if _, err := hostedService(t, name+"-apps"); err != nil {
+		t.Fatalf("the hosted Service: %v", err)
+	}
+	_ = hostedKube.CoreV1().Services(routerNS).Delete(ctx, name+"-apps", metav1.DeleteOptions{})
+
+	t.Log("without its HostedCluster, deletion does not wait")
+	const name2 = "gone2"
+	key2 := types.NamespacedName{Namespace: clustersNS, Name: name2}
+	putKubeconfigSecret(t, name2+"-admin-kubeconfig", hostedKubeconfig(t))
+	createHostedCluster(t, name2, name2+"-admin-kubeconfig", hostedAPIEndpoint(t))
+	if err := c.Create(ctx, newAppsIngress(name2, name2, poolA)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, key2, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
+	if err := mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).Delete(ctx, name2, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, key2, "Degraded/HostedClusterNotFound", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterNotFound"))
+	start = time.Now()
+	deleteAndWait(t, key2)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("deletion without a HostedCluster took %s", took)
+	}
+	waitDNS(t, vlanClient, "x.apps."+name2+"."+baseDomain, nil)
+	_ = hostedKube.CoreV1().Services(routerNS).Delete(ctx, name2+"-apps", metav1.DeleteOptions{})
+	noSyncErrors(t)
+}
