@@ -189,6 +189,25 @@ e2e: $(addprefix e2e-,$(E2E_PRODUCTS)) ## Every product's end-to-end suite on re
 $(addprefix e2e-,$(E2E_PRODUCTS)): e2e-%: | $(JUNIT_DIR) ## One product's end-to-end suite: e2e-virtualingress, e2e-virtualservice, ...
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/$*/e2e/ 2>&1 | tee $(JUNIT_DIR)/e2e-$*.log
 
+# The apps-ingress end-to-end suite, bench and demo also run CoreDNS and MetalLB's controller, built from their pinned
+# modules into bin/devcluster under the names internal/testkit/{coredns,metallb} look for (built on first use
+# otherwise; CI builds them in a step of their own, outside the suite's timeout).
+COREDNS_VERSION := $(call modver,github.com/coredns/coredns,tools/devcluster/binaries/coredns/go.mod)
+METALLB_VERSION := $(call modver,go.universe.tf/metallb,tools/devcluster/binaries/metallb/go.mod)
+
+.PHONY: appsingress-binaries
+appsingress-binaries: bin/devcluster/coredns-$(COREDNS_VERSION) bin/devcluster/metallb-controller-$(METALLB_VERSION) ## CoreDNS and MetalLB's controller for the apps-ingress tests
+
+bin/devcluster/coredns-$(COREDNS_VERSION):
+	@mkdir -p $(@D)
+	cd tools/devcluster/binaries/coredns && CGO_ENABLED=0 GOWORK=off $(GO) build -o $(CURDIR)/$@.tmp github.com/coredns/coredns
+	mv $@.tmp $@
+
+bin/devcluster/metallb-controller-$(METALLB_VERSION):
+	@mkdir -p $(@D)
+	cd tools/devcluster/binaries/metallb && CGO_ENABLED=0 GOWORK=off $(GO) build -o $(CURDIR)/$@.tmp go.universe.tf/metallb/controller
+	mv $@.tmp $@
+
 .PHONY: devcluster-test
 devcluster-test: ## The devcluster's own integration test (garbage collection, Kyverno generate, restarts)
 	$(GO) test -tags devcluster -count=1 -timeout $(E2E_TIMEOUT) ./internal/testkit/devcluster/
