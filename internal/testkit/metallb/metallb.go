@@ -3,7 +3,8 @@
 // tools/devcluster/binaries/metallb. Its CRDs come from the same module version.
 //
 // The module pins MetalLB v0.15.2: v0.16.2's controller imports github.com/metallb/frr-k8s v0.0.27, which the Go
-// module proxy does not serve, so v0.16.2 cannot be built here.
+// module proxy does not serve, so v0.16.2 cannot be built here (with the served frr-k8s v0.0.20 in its place it does
+// not compile: that API lacks AsPathPrependPrefixes).
 package metallb
 
 import (
