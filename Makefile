@@ -189,6 +189,25 @@ e2e: $(addprefix e2e-,$(E2E_PRODUCTS)) ## Every product's end-to-end suite on re
 $(addprefix e2e-,$(E2E_PRODUCTS)): e2e-%: | $(JUNIT_DIR) ## One product's end-to-end suite: e2e-virtualingress, e2e-virtualservice, ...
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/$*/e2e/ 2>&1 | tee $(JUNIT_DIR)/e2e-$*.log
 
+# The apps-ingress end-to-end suite, bench and demo also run CoreDNS and MetalLB's controller, built from their pinned
+# modules into bin/devcluster under the names internal/testkit/{coredns,metallb} look for (built on first use
+# otherwise; CI builds them in a step of their own, outside the suite's timeout).
+COREDNS_VERSION := $(call modver,github.com/coredns/coredns,tools/devcluster/binaries/coredns/go.mod)
+METALLB_VERSION := $(call modver,go.universe.tf/metallb,tools/devcluster/binaries/metallb/go.mod)
+
+.PHONY: appsingress-binaries
+appsingress-binaries: bin/devcluster/coredns-$(COREDNS_VERSION) bin/devcluster/metallb-controller-$(METALLB_VERSION) ## CoreDNS and MetalLB's controller for the apps-ingress tests
+
+bin/devcluster/coredns-$(COREDNS_VERSION):
+	@mkdir -p $(@D)
+	cd tools/devcluster/binaries/coredns && CGO_ENABLED=0 GOWORK=off $(GO) build -o $(CURDIR)/$@.tmp github.com/coredns/coredns
+	mv $@.tmp $@
+
+bin/devcluster/metallb-controller-$(METALLB_VERSION):
+	@mkdir -p $(@D)
+	cd tools/devcluster/binaries/metallb && CGO_ENABLED=0 GOWORK=off $(GO) build -o $(CURDIR)/$@.tmp go.universe.tf/metallb/controller
+	mv $@.tmp $@
+
 .PHONY: devcluster-test
 devcluster-test: ## The devcluster's own integration test (garbage collection, Kyverno generate, restarts)
 	$(GO) test -tags devcluster -count=1 -timeout $(E2E_TIMEOUT) ./internal/testkit/devcluster/
@@ -198,6 +217,10 @@ devcluster-test: ## The devcluster's own integration test (garbage collection, K
 .PHONY: demo
 demo: ## Start a local cluster with Kyverno, helm install the chart, show the coder example following a recreated Service
 	$(GO) run ./tools/demo
+
+.PHONY: demo-apps
+demo-apps: ## apps-ingress-operator on two local clusters: an AppsIngress going Ready, dig from both views, TLS through the proxy
+	$(GO) run ./tools/demo-apps
 
 .PHONY: demo-down
 demo-down: ## Stop and remove the demo cluster
@@ -212,6 +235,7 @@ bench: ## Every product's benchmark (tests/<product>/bench); writes _output/benc
 	$(GO) run ./tests/virtualingress/bench --out _output/bench/virtualingress.json
 	$(GO) run ./tests/virtualservice/bench --out _output/bench/virtualservice.json
 	$(GO) run ./tests/ssvirt/bench --out _output/bench/ssvirt.json
+	$(GO) run ./tests/appsingress/bench --out _output/bench/appsingress.json
 
 .PHONY: preview
 preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)
@@ -234,7 +258,8 @@ build: bin/helm ## helm package every chart (CHARTS) into dist/
 
 # One OCI image per controller binary: <binary>=<chart whose appVersion is its version>. The revision comes from git
 # (both are image labels).
-IMAGES := virtualservice-operator=virtualservice-operator virtual-ingress-controller=virtual-ingress ssvirt-api=ssvirt
+IMAGES := virtualservice-operator=virtualservice-operator virtual-ingress-controller=virtual-ingress \
+	apps-ingress-operator=apps-ingress-operator ssvirt-api=ssvirt
 IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 app_version = $(shell awk '$$1 == "appVersion:" { gsub(/"/, "", $$2); print $$2 }' charts/$(1)/Chart.yaml)
 

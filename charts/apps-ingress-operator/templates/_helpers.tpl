@@ -1,0 +1,83 @@
+{{/*
+Chart name, truncated to the 63 characters a label value allows.
+*/}}
+{{- define "aio.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Object name prefix. 52 characters leave room for the longest suffix ("-metrics-reader").
+*/}}
+{{- define "aio.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 48 | trimSuffix "-" }}
+{{- else if contains (include "aio.name" .) .Release.Name }}
+{{- .Release.Name | trunc 48 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "aio.name" .) | trunc 48 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "aio.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Selector labels of one component (operator, dns, proxy): pass (list $ "component").
+*/}}
+{{- define "aio.selectorLabels" -}}
+{{- $ := index . 0 -}}
+app.kubernetes.io/name: {{ include "aio.name" $ }}
+app.kubernetes.io/instance: {{ $.Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{- define "aio.labels" -}}
+{{- $ := index . 0 -}}
+helm.sh/chart: {{ include "aio.chart" $ }}
+{{ include "aio.selectorLabels" . }}
+app.kubernetes.io/version: {{ $.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ $.Release.Service }}
+app.kubernetes.io/part-of: apps-ingress-operator
+{{- end }}
+
+{{- define "aio.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "aio.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The two ConfigMaps the operator writes and the DNS and proxy Pods mount. */}}
+{{- define "aio.dnsConfigMap" -}}
+{{- include "aio.fullname" . }}-dns
+{{- end }}
+{{- define "aio.proxyConfigMap" -}}
+{{- include "aio.fullname" . }}-proxy
+{{- end }}
+{{- define "aio.proxyService" -}}
+{{- include "aio.fullname" . }}-proxy
+{{- end }}
+
+{{- define "aio.leaseName" -}}
+{{- include "aio.fullname" . }}
+{{- end }}
+
+{{/* An image reference from {repository, tag, digest} with a default tag. Pass (list .Values.x.image "default-tag"). */}}
+{{- define "aio.image" -}}
+{{- $img := index . 0 -}}
+{{- if $img.digest }}
+{{- printf "%s@%s" $img.repository $img.digest }}
+{{- else }}
+{{- printf "%s:%s" $img.repository (default (index . 1) $img.tag) }}
+{{- end }}
+{{- end }}
+
+{{- define "aio.metricsPort" -}}
+{{- ternary 8443 8080 .Values.metrics.secure }}
+{{- end }}
+
+{{- define "aio.metricsPortName" -}}
+{{- ternary "https-metrics" "http-metrics" .Values.metrics.secure }}
+{{- end }}

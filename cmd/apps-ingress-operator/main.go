@@ -1,0 +1,142 @@
+// Command apps-ingress-operator reconciles AppsIngress objects: for each hosted cluster a LoadBalancer Service in
+// that cluster (through its HostedCluster's kubeconfig), and its entries in the CoreDNS and HAProxy ConfigMaps that
+// give *.apps.<cluster>.<baseDomain> and api.<cluster>.<baseDomain> split-horizon DNS and TLS-passthrough routes.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/platform/managerflags"
+)
+
+type flags struct {
+	manager                                    managerflags.Flags
+	namespace                                  string
+	dnsConfigMap, proxyConfigMap, proxyService string
+	proxyIPs, dnsUpstreams, secretNamespaces   list
+	dnsPort                                    int
+	dnsHealthAddr, dnsReadyAddr                string
+	proxyHTTPPort, proxyHTTPSPort, proxyAPI    int
+	hostedTimeout, cleanupTimeout              time.Duration
+	backoffBase, backoffMax                    time.Duration
+	leaderElectionID                           string
+	maxConcurrentReconciles                    int
+}
+
+// list is a comma-separated flag value.
+type list []string
+
+func (l *list) String() string { return strings.Join(*l, ",") }
+func (l *list) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
+func parseFlags() flags {
+	var f flags
+	flag.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace: its ConfigMaps, the proxy Service and the leader election Lease (default: $POD_NAMESPACE)")
+	flag.StringVar(&f.dnsConfigMap, "dns-config-map", "apps-ingress-dns", "ConfigMap receiving the CoreDNS Corefile")
+	flag.StringVar(&f.proxyConfigMap, "proxy-config-map", "apps-ingress-proxy", "ConfigMap receiving haproxy.cfg")
+	flag.StringVar(&f.proxyService, "proxy-service", "", "Service of the proxy whose cluster IPs the pod-network DNS view answers (unless --proxy-ips)")
+	flag.Var(&f.proxyIPs, "proxy-ips", "addresses the pod-network DNS view answers for *.apps and api names (comma-separated); default: --proxy-service's cluster IPs")
+	flag.Var(&f.dnsUpstreams, "dns-upstreams", "where CoreDNS forwards every other name (comma-separated, forward plugin syntax); none answers REFUSED")
+	flag.Var(&f.secretNamespaces, "secret-namespaces", "namespaces whose Secrets (HostedCluster kubeconfigs) the operator may read (comma-separated); empty: all")
+	flag.IntVar(&f.dnsPort, "dns-port", 5353, "port CoreDNS listens on (the Service maps 53 to it)")
+	flag.StringVar(&f.dnsHealthAddr, "dns-health-address", ":8080", "CoreDNS health plugin address (liveness); empty: none")
+	flag.StringVar(&f.dnsReadyAddr, "dns-ready-address", ":8181", "CoreDNS ready plugin address (readiness); empty: none")
+	flag.IntVar(&f.proxyHTTPPort, "proxy-http-port", 8080, "HAProxy's HTTP listening port")
+	flag.IntVar(&f.proxyHTTPSPort, "proxy-https-port", 8443, "HAProxy's TLS (SNI passthrough) listening port")
+	flag.IntVar(&f.proxyAPI, "proxy-api-port", 6443, "HAProxy's API server (SNI passthrough) listening port")
+	flag.DurationVar(&f.hostedTimeout, "hosted-cluster-timeout", 10*time.Second, "timeout of each request to a hosted cluster")
+	flag.DurationVar(&f.cleanupTimeout, "cleanup-timeout", 2*time.Minute, "how long a deleted AppsIngress keeps trying to delete its hosted Service")
+	flag.DurationVar(&f.backoffBase, "backoff-base", time.Second, "first retry delay of a failing AppsIngress, doubled on each failure")
+	flag.DurationVar(&f.backoffMax, "backoff-max", 5*time.Minute, "longest retry delay")
+	f.manager.Register(flag.CommandLine, 50, 100)
+	flag.StringVar(&f.leaderElectionID, "leader-election-id", "apps-ingress-operator", "name of the leader election Lease")
+	flag.IntVar(&f.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "AppsIngresses reconciled in parallel")
+	flag.Parse()
+	return f
+}
+
+func main() {
+	if err := run(parseFlags()); err != nil {
+		fmt.Fprintln(os.Stderr, "apps-ingress-operator:", err)
+		os.Exit(1)
+	}
+}
+
+func run(f flags) error {
+	if err := f.manager.SetupLogger(); err != nil {
+		return err
+	}
+	if f.namespace == "" {
+		return fmt.Errorf("--namespace is required when POD_NAMESPACE is not set")
+	}
+	proxyIPs, err := controller.ParseAddrs(f.proxyIPs)
+	if err != nil {
+		return fmt.Errorf("--proxy-ips: %w", err)
+	}
+	if len(proxyIPs) == 0 && f.proxyService == "" {
+		return fmt.Errorf("one of --proxy-ips or --proxy-service is required: the pod-network DNS view answers with the proxy's address")
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cfg, err := f.manager.RESTConfig("apps-ingress-operator")
+	if err != nil {
+		return err
+	}
+	opts := f.manager.ManagerOptions(f.leaderElectionID, f.namespace)
+	opts.Scheme = scheme
+	opts.Cache = controller.CacheOptions(f.namespace, f.secretNamespaces)
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return err
+	}
+	if _, err := controller.Setup(mgr, controller.Options{
+		DNSConfigMap:   types.NamespacedName{Namespace: f.namespace, Name: f.dnsConfigMap},
+		ProxyConfigMap: types.NamespacedName{Namespace: f.namespace, Name: f.proxyConfigMap},
+		DNS: dns.Options{
+			Port: f.dnsPort, ProxyIPs: proxyIPs, Upstreams: f.dnsUpstreams,
+			HealthAddr: f.dnsHealthAddr, ReadyAddr: f.dnsReadyAddr,
+		},
+		Proxy:                   proxy.Options{HTTPPort: f.proxyHTTPPort, HTTPSPort: f.proxyHTTPSPort, APIPort: f.proxyAPI},
+		ProxyService:            types.NamespacedName{Namespace: f.namespace, Name: f.proxyService},
+		HostedClusterTimeout:    f.hostedTimeout,
+		CleanupTimeout:          f.cleanupTimeout,
+		BackoffBase:             f.backoffBase,
+		BackoffMax:              f.backoffMax,
+		MaxConcurrentReconciles: f.maxConcurrentReconciles,
+	}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

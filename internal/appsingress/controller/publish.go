@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+)
+
+// Keys of the rendered files in the two ConfigMaps.
+const (
+	CorefileKey = "Corefile"
+	HAProxyKey  = "haproxy.cfg"
+)
+
+// publisher renders every AppsIngress's entry into the DNS and proxy ConfigMaps. The entries come from the
+// AppsIngresses' status (externalIPs, apiEndpoint) and spec, so they survive an operator restart and a Degraded
+// object keeps its last good entry; an object being deleted has none.
+type publisher struct {
+	client    client.Client
+	reader    client.Reader
+	dnsMap    types.NamespacedName
+	proxyMap  types.NamespacedName
+	dnsOpts   dns.Options
+	proxyOpts proxy.Options
+	// proxyService, when set and dnsOpts.ProxyIPs is empty, is read for the proxy's ClusterIPs.
+	proxyService types.NamespacedName
+
+	// mu serialises renders: each writes the whole set, so two at once could write an older set last.
+	mu sync.Mutex
+	// written is the last content written per ConfigMap, to skip writes that change nothing.
+	written map[types.NamespacedName]string
+	// entries are the entries last rendered, by AppsIngress key (nil: none).
+	entries map[string]*routes.Cluster
+}
+
+// publish writes the configuration with override standing in for the stored object of the same key (nil: none;
+// its entry is removed when it has no external IP or is being deleted).
+//
+// The entries of the other AppsIngresses are the ones this publisher last wrote for them, not their status in the
+// cache: with several workers, another object's status write may not have reached the cache yet, and rendering
+// from it would drop that object's fresh entry. The cache is used for objects not published since the start.
+func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var list v1alpha1.AppsIngressList
+	if err := p.client.List(ctx, &list); err != nil {
+		return err
+	}
+	if p.entries == nil {
+		p.entries = map[string]*routes.Cluster{}
+	}
+	present := map[string]bool{}
+	var clusters []routes.Cluster
+	add := func(key string, ai *v1alpha1.AppsIngress, fresh bool) {
+		present[key] = true
+		e, known := p.entries[key]
+		if fresh || !known {
+			if c, ok := entry(ai); ok {
+				e = &c
+			} else {
+				e = nil
+			}
+			p.entries[key] = e
+		}
+		if e != nil {
+			clusters = append(clusters, *e)
+		}
+	}
+	overrideKey := ""
+	if override != nil {
+		overrideKey = override.Namespace + "/" + override.Name
+		add(overrideKey, override, true)
+	}
+	for i := range list.Items {
+		ai := &list.Items[i]
+		key := ai.Namespace + "/" + ai.Name
+		if key == overrideKey {
+			continue
+		}
+		// An object being deleted loses its entry whatever was published for it.
+		add(key, ai, !ai.DeletionTimestamp.IsZero())
+	}
+	for key := range p.entries {
+		if !present[key] {
+			delete(p.entries, key)
+		}
+	}
+	dnsOpts := p.dnsOpts
+	if len(dnsOpts.ProxyIPs) == 0 && p.proxyService.Name != "" {
+		ips, err := p.proxyIPs(ctx)
+		if err != nil {
+			return err
+		}
+		dnsOpts.ProxyIPs = ips
+	}
+	if err := p.write(ctx, p.dnsMap, CorefileKey, dns.Render(dnsOpts, clusters)); err != nil {
+		return fmt.Errorf("writing ConfigMap %s: %w", p.dnsMap, err)
+	}
+	if err := p.write(ctx, p.proxyMap, HAProxyKey, proxy.Render(p.proxyOpts, clusters)); err != nil {
+		return fmt.Errorf("writing ConfigMap %s: %w", p.proxyMap, err)
+	}
+	return nil
+}
+
+// entry is ai's DNS/proxy entry, from its spec and its status's last good externalIPs and apiEndpoint.
+func entry(ai *v1alpha1.AppsIngress) (routes.Cluster, bool) {
+	if !ai.DeletionTimestamp.IsZero() || len(ai.Status.ExternalIPs) == 0 {
+		return routes.Cluster{}, false
+	}
+	clusterName := clusterName(ai)
+	httpPort, httpsPort := ports(ai)
+	c := routes.Cluster{
+		Key: ai.Namespace + "/" + ai.Name, Name: clusterName, BaseDomain: ai.Spec.BaseDomain,
+		HTTPPort: httpPort, HTTPSPort: httpsPort, APIEndpoint: ai.Status.APIEndpoint,
+	}
+	for _, s := range ai.Status.ExternalIPs {
+		if a, err := netip.ParseAddr(s); err == nil {
+			c.ExternalIPs = append(c.ExternalIPs, a)
+		}
+	}
+	for _, s := range ai.Spec.DNS.VLANCIDRs {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			c.VLANCIDRs = append(c.VLANCIDRs, p)
+		}
+	}
+	return c, len(c.ExternalIPs) > 0
+}
+
+func (p *publisher) proxyIPs(ctx context.Context) ([]netip.Addr, error) {
+	svc := &corev1.Service{}
+	if err := p.reader.Get(ctx, p.proxyService, svc); err != nil {
+		return nil, fmt.Errorf("reading the proxy Service %s: %w", p.proxyService, err)
+	}
+	var out []netip.Addr
+	for _, s := range svc.Spec.ClusterIPs {
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the proxy Service %s has no cluster IP", p.proxyService)
+	}
+	return out, nil
+}
+
+func (p *publisher) write(ctx context.Context, key types.NamespacedName, dataKey, content string) error {
+	if p.written == nil {
+		p.written = map[types.NamespacedName]string{}
+	}
+	if p.written[key] == content {
+		return nil
+	}
+	cm := corev1ac.ConfigMap(key.Name, key.Namespace).
+		WithLabels(map[string]string{ManagedByLabel: managedByValue}).
+		WithData(map[string]string{dataKey: content})
+	if err := p.client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		delete(p.written, key)
+		return err
+	}
+	p.written[key] = content
+	return nil
+}

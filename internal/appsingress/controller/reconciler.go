@@ -1,0 +1,243 @@
+// Package controller reconciles AppsIngress objects: for each, a LoadBalancer Service in the hosted cluster
+// (server-side applied through the HostedCluster's kubeconfig), its external IP(s) read from a per-cluster watch, and
+// the cluster's entries in the shared CoreDNS and HAProxy ConfigMaps.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/hosted"
+)
+
+// Finalizer holds an AppsIngress until its Service and entries are gone.
+const Finalizer = "hostedcluster.virtual-ingress.io/cleanup"
+
+// Reconciler is the AppsIngress controller.
+type Reconciler struct {
+	client    client.Client
+	reader    client.Reader
+	hosted    *hosted.Registry
+	publisher *publisher
+	recorder  events.EventRecorder
+	// cleanupTimeout bounds how long a deletion keeps trying to delete the hosted Service.
+	cleanupTimeout time.Duration
+	// slowResync re-checks Pending objects although events are expected, in case one was missed.
+	slowResync time.Duration
+	now        func() time.Time
+}
+
+// Reconcile brings one AppsIngress to its desired state and reports it in its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ai := &v1alpha1.AppsIngress{}
+	if err := r.client.Get(ctx, req.NamespacedName, ai); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.hosted.Stop(req.NamespacedName)
+			forgetPhase(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !ai.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, ai)
+	}
+	if !controllerutil.ContainsFinalizer(ai, Finalizer) {
+		patch := client.MergeFrom(ai.DeepCopy())
+		controllerutil.AddFinalizer(ai, Finalizer)
+		if err := r.client.Patch(ctx, ai, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	orig := ai.DeepCopy()
+	ensureConditions(ai)
+	res, err := r.sync(ctx, ai)
+	if err != nil {
+		reconcileResults.WithLabelValues("error").Inc()
+		return ctrl.Result{}, err
+	}
+	ai.Status.ObservedGeneration = ai.Generation
+	now := metav1.NewTime(r.now())
+	ai.Status.LastSyncTime = &now
+	if err := r.client.Status().Patch(ctx, ai, client.MergeFrom(orig)); err != nil {
+		reconcileResults.WithLabelValues("error").Inc()
+		return ctrl.Result{}, err
+	}
+	recordPhase(ai)
+	reconcileResults.WithLabelValues(string(ai.Status.Phase)).Inc()
+	if ai.Status.Phase != orig.Status.Phase || ai.Status.Reason != orig.Status.Reason {
+		typ := corev1.EventTypeNormal
+		if ai.Status.Phase == v1alpha1.PhaseDegraded {
+			typ = corev1.EventTypeWarning
+		}
+		r.recorder.Eventf(ai, nil, typ, ai.Status.Reason, "Reconcile", "%s: %s", ai.Status.Phase, ai.Status.Message)
+	}
+	return res, nil
+}
+
+// sync does the work and sets the status; the result asks for a retry where the state should move on its own.
+func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.Result, error) {
+	key := types.NamespacedName{Namespace: ai.Namespace, Name: ai.Name}
+	if ai.Spec.Suspend {
+		// The hosted cluster is left alone and the entries stay as they are (publish is not called).
+		r.hosted.Stop(key)
+		setPhase(ai, v1alpha1.PhasePending, "Suspended", "spec.suspend is true: nothing is reconciled; DNS and proxy entries keep their last state")
+		return ctrl.Result{}, nil
+	}
+
+	t, f := resolveTarget(ctx, r.reader, ai)
+	if f != nil {
+		setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
+		if f.reason == "KubeconfigMissing" || f.reason == "HostedClusterNotFound" {
+			r.hosted.Stop(key)
+		}
+		return r.fail(ai, f)
+	}
+	svcKey := serviceKey(ai, clusterName(ai))
+	hc, err := r.hosted.Ensure(key, t.kubeconfig, svcKey)
+	if err != nil {
+		f := degraded("KubeconfigInvalid", "kubeconfig Secret %s: %v", t.secret, err)
+		setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
+		return r.fail(ai, f)
+	}
+	if t.apiEndpoint == "" {
+		if cfg, err := r.hosted.RESTConfig(t.kubeconfig); err == nil {
+			t.apiEndpoint = endpointFromServer(cfg.Host)
+		}
+	}
+
+	if f := checkMetalLB(ctx, hc.Kube, hc.Dynamic, ai.Spec.MetalLB); f != nil {
+		if f.reason == "HostedClusterUnreachable" || f.reason == "HostedClusterAccessDenied" {
+			setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
+		} else {
+			setCondition(ai, CondHostedClusterReachable, metav1.ConditionTrue, "Reachable", "the hosted cluster's API server answers")
+			setCondition(ai, CondServiceReady, metav1.ConditionFalse, f.reason, f.message)
+		}
+		return r.fail(ai, f)
+	}
+	setCondition(ai, CondHostedClusterReachable, metav1.ConditionTrue, "Reachable", "the hosted cluster's API server answers")
+
+	svc, f := applyService(ctx, hc.Kube, ai, svcKey)
+	if f != nil {
+		if f.reason == "HostedClusterUnreachable" {
+			setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
+		}
+		setCondition(ai, CondServiceReady, metav1.ConditionFalse, f.reason, f.message)
+		return r.fail(ai, f)
+	}
+	setCondition(ai, CondServiceReady, metav1.ConditionTrue, "Applied", fmt.Sprintf("LoadBalancer Service %s applied", svcKey))
+
+	ips := externalIPs(svc)
+	if len(ips) == 0 {
+		f := pending("ExternalIPPending", "Service %s has no load-balancer IP yet (MetalLB assigns it)", svcKey)
+		setCondition(ai, CondExternalIPAssigned, metav1.ConditionFalse, f.reason, f.message)
+		// The Service watch brings the IP; the slow resync only covers a missed event.
+		setPhase(ai, f.phase, f.reason, f.message)
+		return ctrl.Result{RequeueAfter: r.slowResync}, nil
+	}
+	ipStrings := make([]string, len(ips))
+	for i, ip := range ips {
+		ipStrings[i] = ip.String()
+	}
+	if outside := outsideRanges(ips, ai.Spec.MetalLB.IPAddressPoolRanges); len(outside) > 0 {
+		setCondition(ai, CondExternalIPAssigned, metav1.ConditionTrue, "OutsidePoolRanges",
+			fmt.Sprintf("%s outside spec.metallb.ipAddressPoolRanges %s (not enforced)", strings.Join(outside, ", "), strings.Join(ai.Spec.MetalLB.IPAddressPoolRanges, ", ")))
+	} else {
+		setCondition(ai, CondExternalIPAssigned, metav1.ConditionTrue, "Assigned", strings.Join(ipStrings, ", "))
+	}
+
+	next := ai.DeepCopy()
+	next.Status.ExternalIPs = ipStrings
+	next.Status.APIEndpoint = t.apiEndpoint
+	if err := r.publisher.publish(ctx, next); err != nil {
+		renders.WithLabelValues("error").Inc()
+		f := degraded("ConfigWriteFailed", "%v", err)
+		setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, f.reason, f.message)
+		setCondition(ai, CondProxyConfigured, metav1.ConditionFalse, f.reason, f.message)
+		return r.fail(ai, f)
+	}
+	renders.WithLabelValues("ok").Inc()
+	ai.Status.ExternalIPs, ai.Status.APIEndpoint = ipStrings, t.apiEndpoint
+	setCondition(ai, CondDNSConfigured, metav1.ConditionTrue, "Rendered", fmt.Sprintf("*.%s and %s in ConfigMap %s", "apps."+clusterName(ai)+"."+ai.Spec.BaseDomain, "api."+clusterName(ai)+"."+ai.Spec.BaseDomain, r.publisher.dnsMap))
+	setCondition(ai, CondProxyConfigured, metav1.ConditionTrue, "Rendered", fmt.Sprintf("routes to %s in ConfigMap %s", strings.Join(ipStrings, ", "), r.publisher.proxyMap))
+	setPhase(ai, v1alpha1.PhaseReady, "Ready", fmt.Sprintf("*.apps.%s.%s served at %s", clusterName(ai), ai.Spec.BaseDomain, strings.Join(ipStrings, ", ")))
+	return ctrl.Result{}, nil
+}
+
+// fail records f and asks for a retry with the controller's exponential backoff; the DNS and proxy entries keep
+// the last good state because the status's externalIPs are left as they were.
+func (r *Reconciler) fail(ai *v1alpha1.AppsIngress, f *failure) (ctrl.Result, error) {
+	if strings.HasPrefix(f.reason, "HostedCluster") {
+		hostedClientErrors.WithLabelValues(ai.Namespace, ai.Name, f.reason).Inc()
+	}
+	setPhase(ai, f.phase, f.reason, f.message)
+	//nolint:staticcheck // Requeue goes through the rate limiter: per-object exponential backoff, capped.
+	return ctrl.Result{Requeue: true}, nil
+}
+
+// finalize removes the entries at once, then the hosted Service; a hosted cluster that cannot be reached delays the
+// deletion by cleanupTimeout at most, after which the Service is left behind (and an Event says so).
+func (r *Reconciler) finalize(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.Result, error) {
+	key := types.NamespacedName{Namespace: ai.Namespace, Name: ai.Name}
+	if !controllerutil.ContainsFinalizer(ai, Finalizer) {
+		r.hosted.Stop(key)
+		return ctrl.Result{}, nil
+	}
+	if err := r.publisher.publish(ctx, ai); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.hosted.Stop(key)
+	if err := r.deleteHostedService(ctx, ai); err != nil {
+		// Without the HostedCluster or its kubeconfig there is no way to the Service: waiting cannot help.
+		gone := false
+		var f *failure
+		if errors.As(err, &f) {
+			gone = f.reason == "HostedClusterNotFound" || f.reason == "KubeconfigMissing"
+		}
+		if !gone && r.now().Sub(ai.DeletionTimestamp.Time) < r.cleanupTimeout {
+			logf.FromContext(ctx).Info("hosted Service not deleted yet; retrying", "error", err.Error())
+			//nolint:staticcheck // Requeue goes through the rate limiter: exponential backoff.
+			return ctrl.Result{Requeue: true}, nil
+		}
+		r.recorder.Eventf(ai, nil, corev1.EventTypeWarning, "ServiceLeftBehind", "Cleanup",
+			"gave up deleting the hosted cluster's Service after %s: %v", r.cleanupTimeout, err)
+	}
+	patch := client.MergeFrom(ai.DeepCopy())
+	ai.Finalizers = slices.DeleteFunc(ai.Finalizers, func(s string) bool { return s == Finalizer })
+	if err := r.client.Patch(ctx, ai, patch); err != nil {
+		return ctrl.Result{}, err
+	}
+	forgetPhase(ai.Namespace, ai.Name)
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) deleteHostedService(ctx context.Context, ai *v1alpha1.AppsIngress) error {
+	t, f := resolveTarget(ctx, r.reader, ai)
+	if f != nil {
+		return f
+	}
+	cfg, err := r.hosted.RESTConfig(t.kubeconfig)
+	if err != nil {
+		return err
+	}
+	kube, err := newKube(cfg)
+	if err != nil {
+		return err
+	}
+	return deleteService(ctx, kube, ai, serviceKey(ai, clusterName(ai)))
+}

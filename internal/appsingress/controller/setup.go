@@ -1,0 +1,205 @@
+package controller
+
+import (
+	"context"
+	"net/netip"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/hosted"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
+)
+
+// Options configure the controller.
+type Options struct {
+	// DNSConfigMap and ProxyConfigMap receive the rendered Corefile and haproxy.cfg.
+	DNSConfigMap, ProxyConfigMap types.NamespacedName
+	DNS                          dns.Options
+	Proxy                        proxy.Options
+	// ProxyService is read for the DNS default view's answer when DNS.ProxyIPs is empty.
+	ProxyService types.NamespacedName
+	// HostedClusterTimeout bounds each request to a hosted cluster. Default 10s.
+	HostedClusterTimeout time.Duration
+	// CleanupTimeout bounds how long a deletion retries deleting the hosted Service. Default 2m.
+	CleanupTimeout time.Duration
+	// BackoffBase and BackoffMax are the per-object exponential retry delays of failed reconciles.
+	// Defaults 1s and 5m.
+	BackoffBase, BackoffMax time.Duration
+	// MaxConcurrentReconciles. Default 4.
+	MaxConcurrentReconciles int
+}
+
+func (o Options) withDefaults() Options {
+	if o.HostedClusterTimeout == 0 {
+		o.HostedClusterTimeout = 10 * time.Second
+	}
+	if o.CleanupTimeout == 0 {
+		o.CleanupTimeout = 2 * time.Minute
+	}
+	if o.BackoffBase == 0 {
+		o.BackoffBase = time.Second
+	}
+	if o.BackoffMax == 0 {
+		o.BackoffMax = 5 * time.Minute
+	}
+	if o.MaxConcurrentReconciles == 0 {
+		o.MaxConcurrentReconciles = 4
+	}
+	return o
+}
+
+// Index names.
+const (
+	indexHostedCluster = "spec.hostedClusterRef"
+	indexKubeconfig    = "status.kubeconfig.name"
+)
+
+// CacheOptions limit the manager's cache: Secrets only in secretNamespaces (empty: all), ConfigMaps and Services only
+// in the operator's namespace.
+func CacheOptions(operatorNamespace string, secretNamespaces []string) cache.Options {
+	secretNS := map[string]cache.Config{}
+	for _, ns := range secretNamespaces {
+		secretNS[ns] = cache.Config{}
+	}
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+		&corev1.Service{}:   {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+	}
+	if len(secretNS) > 0 {
+		byObject[&corev1.Secret{}] = cache.ByObject{Namespaces: secretNS}
+	}
+	return cache.Options{ByObject: byObject}
+}
+
+// Setup registers the controller with mgr. The HostedCluster CRD must be installed.
+func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
+	o = o.withDefaults()
+	registerMetrics()
+	events := make(chan event.TypedGenericEvent[*v1alpha1.AppsIngress], 1024)
+	r := &Reconciler{
+		client: mgr.GetClient(),
+		// The cache, not the client: the client reads unstructured objects (HostedCluster) from the API server.
+		reader: mgr.GetCache(),
+		hosted: &hosted.Registry{Timeout: o.HostedClusterTimeout, UserAgent: FieldManager},
+		publisher: &publisher{
+			client: mgr.GetClient(), reader: mgr.GetAPIReader(),
+			dnsMap: o.DNSConfigMap, proxyMap: o.ProxyConfigMap,
+			dnsOpts: o.DNS, proxyOpts: o.Proxy, proxyService: o.ProxyService,
+		},
+		recorder:       mgr.GetEventRecorder(FieldManager),
+		cleanupTimeout: o.CleanupTimeout,
+		slowResync:     5 * time.Minute,
+		now:            time.Now,
+	}
+	r.hosted.OnChange = func(key types.NamespacedName) {
+		ai := &v1alpha1.AppsIngress{}
+		ai.Namespace, ai.Name = key.Namespace, key.Name
+		events <- event.TypedGenericEvent[*v1alpha1.AppsIngress]{Object: ai}
+	}
+
+	// The ConfigMaps exist from the start, so that the CoreDNS and HAProxy Pods, which mount them, can start before
+	// the first AppsIngress is Ready. Runs on the leader only, once the cache has synced.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return nil
+		}
+		// A failure here is not fatal: the next reconcile writes them again.
+		if err := r.publisher.publish(ctx, nil); err != nil {
+			logf.FromContext(ctx).Error(err, "writing the initial DNS and proxy ConfigMaps")
+		}
+		return nil
+	})); err != nil {
+		return nil, err
+	}
+
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &v1alpha1.AppsIngress{}, indexHostedCluster, func(o client.Object) []string {
+		return []string{hostedClusterKey(o.(*v1alpha1.AppsIngress)).String()}
+	}); err != nil {
+		return nil, err
+	}
+	hc := &unstructured.Unstructured{}
+	hc.SetGroupVersionKind(HostedClusterGVK)
+	if err := idx.IndexField(ctx, hc, indexKubeconfig, func(o client.Object) []string {
+		name, _, _ := unstructured.NestedString(o.(*unstructured.Unstructured).Object, "status", "kubeconfig", "name")
+		if name == "" {
+			return nil
+		}
+		return []string{name}
+	}); err != nil {
+		return nil, err
+	}
+
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("appsingress").
+		WatchesRawSource(source.Kind(mgr.GetCache(), &v1alpha1.AppsIngress{},
+			&handler.TypedEnqueueRequestForObject[*v1alpha1.AppsIngress]{}, specChanged)).
+		Watches(hc, handler.EnqueueRequestsFromMapFunc(r.forHostedCluster)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.forSecret)).
+		WatchesRawSource(source.Channel(events, &handler.TypedEnqueueRequestForObject[*v1alpha1.AppsIngress]{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](o.BackoffBase, o.BackoffMax),
+		}).
+		Complete(r)
+	return r, err
+}
+
+// forHostedCluster maps a HostedCluster to the AppsIngresses that name it.
+func (r *Reconciler) forHostedCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.AppsIngressList
+	if err := r.client.List(ctx, &list, client.MatchingFields{indexHostedCluster: client.ObjectKeyFromObject(o).String()}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing the AppsIngresses of a HostedCluster", "hostedCluster", client.ObjectKeyFromObject(o))
+		return nil
+	}
+	out := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+	}
+	return out
+}
+
+// forSecret maps a kubeconfig Secret to the AppsIngresses of the HostedClusters that publish it.
+func (r *Reconciler) forSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	hcs := &unstructured.UnstructuredList{}
+	hcs.SetGroupVersionKind(HostedClusterGVK.GroupVersion().WithKind(HostedClusterGVK.Kind + "List"))
+	if err := r.reader.List(ctx, hcs, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexKubeconfig: o.GetName()}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing the HostedClusters of a Secret", "secret", client.ObjectKeyFromObject(o))
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range hcs.Items {
+		out = append(out, r.forHostedCluster(ctx, &hcs.Items[i])...)
+	}
+	return out
+}
+
+// ParseAddrs parses a list of IP addresses (flag values).
+func ParseAddrs(ss []string) ([]netip.Addr, error) {
+	out := make([]netip.Addr, 0, len(ss))
+	for _, s := range ss {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

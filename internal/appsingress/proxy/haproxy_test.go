@@ -1,0 +1,83 @@
+package proxy
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/appsingress/proxy -update writes it)", err)
+	}
+	if string(want) != got {
+		t.Fatalf("render differs from %s (go test -update rewrites it):\n%s", path, got)
+	}
+}
+
+var opts = Options{HTTPPort: 8080, HTTPSPort: 8443, APIPort: 6443}
+
+func TestRenderGolden(t *testing.T) {
+	golden(t, "two-clusters", Render(opts, routes.Examples()))
+	golden(t, "empty", Render(Options{}, nil))
+}
+
+func TestRoutesBySNIAndHostToTheExternalIPs(t *testing.T) {
+	out := Render(opts, routes.Examples())
+	for _, want := range []string{
+		"use_backend c-clusters_prod-https if { req_ssl_sni -i -m end .apps.prod.example.com }",
+		"use_backend c-clusters_dev-http if { req.hdr(host),field(1,:),lower -m end .apps.dev.lab.example.org }",
+		"use_backend c-clusters_prod-api if { req_ssl_sni -i api.prod.example.com }",
+		"server ip0 192.0.2.10:443",
+		"server ip1 ipv6@2001:db8::10:443",
+		"server ip0 192.0.2.20:8443",
+		"server ip0 192.0.2.20:8080",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if strings.Contains(out, "c-clusters_dev-api") {
+		t.Error("a cluster without API endpoint has an api route")
+	}
+	// Passthrough: nothing in the file may terminate TLS.
+	if strings.Contains(out, " ssl ") || strings.Contains(out, "crt ") {
+		t.Errorf("the configuration terminates TLS:\n%s", out)
+	}
+}
+
+// TestHAProxyAcceptsTheRender runs Debian's haproxy -c on the renders (installed by .ci/run).
+func TestHAProxyAcceptsTheRender(t *testing.T) {
+	bin, err := exec.LookPath("haproxy")
+	if err != nil {
+		t.Fatal("haproxy is not installed (apt-get install haproxy; .ci/run does): ", err)
+	}
+	for name, cfg := range map[string]string{"two-clusters": Render(opts, routes.Examples()), "empty": Render(opts, nil)} {
+		path := filepath.Join(t.TempDir(), name+".cfg")
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
+			t.Errorf("haproxy -c rejects the %s render: %v\n%s", name, err, out)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// latency summarises one per-cluster delay.
+type latency struct {
+	P50Seconds float64 `json:"p50Seconds"`
+	P95Seconds float64 `json:"p95Seconds"`
+	MaxSeconds float64 `json:"maxSeconds"`
+	Samples    int     `json:"samples"`
+}
+
+func summarise(ds []time.Duration) latency {
+	if len(ds) == 0 {
+		return latency{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[min(len(s)-1, int(q*float64(len(s))))].Seconds() }
+	return latency{P50Seconds: at(0.50), P95Seconds: at(0.95), MaxSeconds: s[len(s)-1].Seconds(), Samples: len(s)}
+}
+
+// phase is the latencies of one measurement.
+type phase struct {
+	// IPToConfigMap: external IP assigned → the operator's ConfigMaps hold it (the operator's own latency).
+	IPToConfigMap latency `json:"ipToConfigMap"`
+	// IPToDNS: external IP assigned → CoreDNS answers it to a VLAN client (adds the file sync and CoreDNS's reload
+	// interval, 2s ± 1s).
+	IPToDNS latency `json:"ipToDNS"`
+	// IPToProxy: external IP assigned → a TLS connection through HAProxy with the cluster's SNI reaches that IP.
+	IPToProxy latency `json:"ipToProxy"`
+}
+
+type results struct {
+	Clusters int `json:"clusters"`
+	// Create: every AppsIngress created at once, each IP assigned in the burst.
+	Create phase `json:"create"`
+	// Change: with every cluster Ready, one cluster at a time gets a new IP (steady state).
+	Change phase `json:"ipChange"`
+	// Missed lists clusters left out of a latency because one of its ends was not observed (should be empty).
+	Missed []string `json:"missed,omitempty"`
+	// AllReadySeconds: from creating the first AppsIngress until all are Ready.
+	AllReadySeconds float64 `json:"allReadySeconds"`
+	// RenderSeconds: one full render of the Corefile and haproxy.cfg for every cluster (in process).
+	RenderSeconds float64 `json:"renderSeconds"`
+	CorefileBytes int     `json:"corefileBytes"`
+	HAProxyBytes  int     `json:"haproxyCfgBytes"`
+	// OperatorPeakRSSMiB is the operator process's VmHWM at the end.
+	OperatorPeakRSSMiB float64 `json:"operatorPeakRSSMiB"`
+}
+
+func (r *results) write(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+func (r *results) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "clusters\t%d\n", r.Clusters)
+	for _, l := range []struct {
+		name string
+		l    latency
+	}{
+		{"create burst: IP → ConfigMap", r.Create.IPToConfigMap}, {"create burst: IP → DNS answer", r.Create.IPToDNS}, {"create burst: IP → proxy route", r.Create.IPToProxy},
+		{"IP change: IP → ConfigMap", r.Change.IPToConfigMap}, {"IP change: IP → DNS answer", r.Change.IPToDNS}, {"IP change: IP → proxy route", r.Change.IPToProxy},
+	} {
+		fmt.Fprintf(tw, "%s\tp50 %.3fs\tp95 %.3fs\tmax %.3fs\t(%d)\n", l.name, l.l.P50Seconds, l.l.P95Seconds, l.l.MaxSeconds, l.l.Samples)
+	}
+	fmt.Fprintf(tw, "all Ready\t%.1fs\n", r.AllReadySeconds)
+	fmt.Fprintf(tw, "full render\t%.2fms\t(Corefile %d B, haproxy.cfg %d B)\n", r.RenderSeconds*1000, r.CorefileBytes, r.HAProxyBytes)
+	fmt.Fprintf(tw, "operator peak RSS\t%.1f MiB\n", r.OperatorPeakRSSMiB)
+	for _, m := range r.Missed {
+		fmt.Fprintf(tw, "missed\t%s\n", m)
+	}
+	_ = tw.Flush()
+}

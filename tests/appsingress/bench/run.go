@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
+)
+
+func run(ctx context.Context, o options) (*results, error) {
+	dir, err := os.MkdirTemp("", "appsingress-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	e, err := localenv.Start(ctx, dir)
+	defer e.Stop()
+	if err != nil {
+		return nil, err
+	}
+	s, err := e.StartServing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	op, err := e.StartOperator(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+
+	// Observers: the IP on the hosted Service (watch), the DNS ConfigMap holding it.
+	ipSeen, cmSeen := newStamps(), newStamps()
+	watchCtx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	if err := watchIPs(watchCtx, e, ipSeen); err != nil {
+		return nil, err
+	}
+	go e.SyncConfig(watchCtx, s, func(corefile string, at time.Time) {
+		for _, line := range strings.Split(corefile, "\n") {
+			// answer "{{ .Name }} 30 IN A 127.20.0.1" in a VLAN view block carries an external IP.
+			if i := strings.Index(line, " IN A 127.2"); i >= 0 {
+				cmSeen.set(strings.TrimSuffix(line[i+len(" IN A "):], `"`), "", at)
+			}
+		}
+	})
+
+	names := make([]string, o.clusters)
+	for i := range names {
+		names[i] = fmt.Sprintf("b%03d", i)
+	}
+	start := time.Now()
+	for _, n := range names {
+		if err := e.CreateAppsIngress(ctx, n, s.Ports); err != nil {
+			return nil, err
+		}
+	}
+	allReady, err := waitAllReady(ctx, e, o.clusters)
+	if err != nil {
+		return nil, fmt.Errorf("%w\noperator log:\n%s", err, op.Logs())
+	}
+	res := &results{Clusters: o.clusters, AllReadySeconds: allReady.Sub(start).Seconds()}
+
+	statusIPs, err := readyIPs(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var toCM, toDNS, toProxy []time.Duration
+	var firstErr error
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			// The IP the operator published (status), and when the hosted Service was first seen with it.
+			ip := statusIPs[n]
+			_, at := ipSeen.get(n + "-apps/" + ip)
+			if at.IsZero() {
+				mu.Lock()
+				res.Missed = append(res.Missed, n+": "+ip+" never seen on the hosted Service")
+				mu.Unlock()
+				return
+			}
+			name := "x.apps." + n + "." + localenv.BaseDomain
+			cmAt, cmErr := cmSeen.wait(ip, 30*time.Second)
+			dnsAt, err := waitDNS(ctx, s.DNSAddr, name, ip)
+			var proxyAt time.Time
+			if err == nil {
+				proxyAt, err = waitProxy(ctx, s.Ports.HTTPS, name, ip)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s: %w", n, err)
+				}
+				return
+			}
+			if cmErr != nil {
+				res.Missed = append(res.Missed, n+": "+cmErr.Error())
+			} else {
+				toCM = append(toCM, cmAt.Sub(at))
+			}
+			toDNS = append(toDNS, dnsAt.Sub(at))
+			toProxy = append(toProxy, proxyAt.Sub(at))
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	res.Create = phase{IPToConfigMap: summarise(toCM), IPToDNS: summarise(toDNS), IPToProxy: summarise(toProxy)}
+	if res.Change, err = measureChanges(ctx, e, s, names, o.changes, ipSeen, cmSeen); err != nil {
+		return nil, err
+	}
+
+	res.OperatorPeakRSSMiB = peakRSS(op.PID())
+	res.RenderSeconds, res.CorefileBytes, res.HAProxyBytes, err = renderTime(ctx, e, s.DNSOpts, s.ProxyOpts)
+	return res, err
+}
+
+// stamps records when a key was first seen, with a value.
+type stamps struct {
+	mu  sync.Mutex
+	at  map[string]time.Time
+	val map[string]string
+}
+
+func newStamps() *stamps {
+	return &stamps{at: map[string]time.Time{}, val: map[string]string{}}
+}
+
+// set records the first time key was seen.
+func (s *stamps) set(key, val string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.at[key]; !ok {
+		s.at[key], s.val[key] = at, val
+	}
+}
+
+func (s *stamps) get(key string) (string, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.val[key], s.at[key]
+}
+
+// wait returns when key was first seen, waiting up to timeout for it.
+func (s *stamps) wait(key string, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		s.mu.Lock()
+		at := s.at[key]
+		s.mu.Unlock()
+		if !at.IsZero() {
+			return at, nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("%s not seen in %s", key, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func watchIPs(ctx context.Context, e *localenv.Env, seen *stamps) error {
+	w, err := e.HostedKube.CoreV1().Services(localenv.RouterNS).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			svc, ok := ev.Object.(*corev1.Service)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			for _, ing := range svc.Status.LoadBalancer.Ingress {
+				if ing.IP != "" {
+					seen.set(svc.Name+"/"+ing.IP, ing.IP, time.Now())
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+func waitAllReady(ctx context.Context, e *localenv.Env, n int) (time.Time, error) {
+	var ready int
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready = 0
+		for _, it := range list.Items {
+			if phase, _, _ := unstructured.NestedString(it.Object, "status", "phase"); phase == "Ready" {
+				ready++
+			}
+		}
+		return ready == n, nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%d of %d AppsIngresses Ready: %w", ready, n, err)
+	}
+	return time.Now(), nil
+}
+
+func waitDNS(ctx context.Context, server, name, ip string) (time.Time, error) {
+	var at time.Time
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		if got, err := localenv.LookupA(server, localenv.VLANClient, name); err == nil && got == ip {
+			at = time.Now()
+			return true, nil
+		}
+		return false, nil
+	})
+	return at, err
+}
+
+func waitProxy(ctx context.Context, port int, sni, ip string) (time.Time, error) {
+	var at time.Time
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		if _, body, err := localenv.GetViaProxy(port, sni); err == nil && strings.Contains(body, "router "+ip+":") {
+			at = time.Now()
+			return true, nil
+		}
+		return false, nil
+	})
+	return at, err
+}
+
+// peakRSS is a process's VmHWM in MiB.
+func peakRSS(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// measureChanges moves n clusters, one at a time, to the second pool while all the others stay Ready: MetalLB gives
+// each a new IP, and the time from that IP appearing on the hosted Service to the ConfigMap, the DNS answer and the
+// proxy route is the steady-state latency the issue's target is about.
+func measureChanges(ctx context.Context, e *localenv.Env, s *localenv.Serving, names []string, n int, ipSeen, cmSeen *stamps) (phase, error) {
+	var toCM, toDNS, toProxy []time.Duration
+	for i := 0; i < n && i < len(names); i++ {
+		name := names[i*len(names)/n]
+		patch := []byte(`{"spec":{"metallb":{"addressPoolName":"` + localenv.PoolB + `"}}}`)
+		if _, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return phase{}, err
+		}
+		var ip string
+		var at time.Time
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			ip, at = ipSeen.latestIn(name+"-apps/", "127.21.")
+			return !at.IsZero(), nil
+		}); err != nil {
+			return phase{}, fmt.Errorf("%s: no IP from %s: %w", name, localenv.PoolB, err)
+		}
+		host := "x.apps." + name + "." + localenv.BaseDomain
+		cmAt, err := cmSeen.wait(ip, time.Minute)
+		if err != nil {
+			return phase{}, fmt.Errorf("%s: %w", name, err)
+		}
+		dnsAt, err := waitDNS(ctx, s.DNSAddr, host, ip)
+		if err != nil {
+			return phase{}, fmt.Errorf("%s: DNS: %w", name, err)
+		}
+		proxyAt, err := waitProxy(ctx, s.Ports.HTTPS, host, ip)
+		if err != nil {
+			return phase{}, fmt.Errorf("%s: proxy: %w", name, err)
+		}
+		toCM, toDNS, toProxy = append(toCM, cmAt.Sub(at)), append(toDNS, dnsAt.Sub(at)), append(toProxy, proxyAt.Sub(at))
+	}
+	return phase{IPToConfigMap: summarise(toCM), IPToDNS: summarise(toDNS), IPToProxy: summarise(toProxy)}, nil
+}
+
+// latestIn is a value and time of a key starting with prefix whose value starts with valuePrefix.
+func (s *stamps) latestIn(prefix, valuePrefix string) (string, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, at := range s.at {
+		if strings.HasPrefix(k, prefix) && strings.HasPrefix(s.val[k], valuePrefix) {
+			return s.val[k], at
+		}
+	}
+	return "", time.Time{}
+}
+
+// readyIPs is each AppsIngress's first status.externalIPs entry: the address the operator published.
+func readyIPs(ctx context.Context, e *localenv.Env) (map[string]string, error) {
+	list, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, it := range list.Items {
+		if ips, _, _ := unstructured.NestedStringSlice(it.Object, "status", "externalIPs"); len(ips) > 0 {
+			out[it.GetName()] = ips[0]
+		}
+	}
+	return out, nil
+}
+
+// renderTime renders every cluster's entries the way the operator does, 20 times, and returns the mean.
+func renderTime(ctx context.Context, e *localenv.Env, dnsOpts dns.Options, proxyOpts proxy.Options) (float64, int, int, error) {
+	list, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	var clusters []routes.Cluster
+	for _, it := range list.Items {
+		ips, _, _ := unstructured.NestedStringSlice(it.Object, "status", "externalIPs")
+		api, _, _ := unstructured.NestedString(it.Object, "status", "apiEndpoint")
+		c := routes.Cluster{Key: it.GetNamespace() + "/" + it.GetName(), Name: it.GetName(), BaseDomain: localenv.BaseDomain,
+			HTTPPort: 80, HTTPSPort: 443, VLANCIDRs: []netip.Prefix{netip.MustParsePrefix(localenv.VLANCIDR)}, APIEndpoint: api}
+		for _, s := range ips {
+			c.ExternalIPs = append(c.ExternalIPs, netip.MustParseAddr(s))
+		}
+		clusters = append(clusters, c)
+	}
+	const rounds = 20
+	var corefile, cfg string
+	start := time.Now()
+	for range rounds {
+		corefile, cfg = dns.Render(dnsOpts, clusters), proxy.Render(proxyOpts, clusters)
+	}
+	return time.Since(start).Seconds() / rounds, len(corefile), len(cfg), nil
+}

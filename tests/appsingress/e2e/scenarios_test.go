@@ -1,0 +1,228 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/fixture"
+)
+
+// TestBadSpecsAreRejectedByTheAPIServer sends the invalid objects of the unit test to the real kube-apiserver.
+func TestBadSpecsAreRejectedByTheAPIServer(t *testing.T) {
+	valid := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(fixture.Valid), &valid.Object); err != nil {
+		t.Fatal(err)
+	}
+	valid.SetName("valid")
+	if _, err := mgmtDyn.Resource(appsIngressGVR).Namespace(clustersNS).Create(context.Background(), valid, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatalf("the valid example is rejected: %v", err)
+	}
+	for _, c := range fixture.BadSpecs {
+		t.Run(c.Name, func(t *testing.T) {
+			obj := valid.DeepCopy()
+			c.Mutate(obj.Object["spec"].(map[string]any))
+			_, err := mgmtDyn.Resource(appsIngressGVR).Namespace(clustersNS).Create(context.Background(), obj, metav1.CreateOptions{})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), c.Want) {
+				t.Fatalf("error does not name %q: %v", c.Want, err)
+			}
+		})
+	}
+	t.Run("hostedClusterRef is immutable", func(t *testing.T) {
+		ctx := context.Background()
+		obj := valid.DeepCopy()
+		obj.SetName("immutable")
+		if _, err := mgmtDyn.Resource(appsIngressGVR).Namespace(clustersNS).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { deleteAndWait(t, types.NamespacedName{Namespace: clustersNS, Name: "immutable"}) })
+		_, err := mgmtDyn.Resource(appsIngressGVR).Namespace(clustersNS).Patch(ctx, "immutable", types.MergePatchType,
+			[]byte(`{"spec":{"hostedClusterRef":{"name":"other"}}}`), metav1.PatchOptions{})
+		if err == nil || !strings.Contains(err.Error(), "spec.hostedClusterRef is immutable") {
+			t.Fatalf("changing hostedClusterRef: %v", err)
+		}
+	})
+}
+
+// TestMetalLBNotInstalled points an AppsIngress at a cluster without MetalLB's CRDs (the management cluster itself).
+func TestMetalLBNotInstalled(t *testing.T) {
+	c := mgmtClient(t)
+	key := types.NamespacedName{Namespace: clustersNS, Name: "nometallb"}
+	putKubeconfigSecret(t, "nometallb-admin-kubeconfig", readKubeconfig(t, mgmt.Kubeconfig()))
+	createHostedCluster(t, "nometallb", "nometallb-admin-kubeconfig", hostedAPIEndpoint(t))
+	if err := c.Create(context.Background(), newAppsIngress("nometallb", "nometallb", poolA)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteAndWait(t, key) })
+	ai := waitFor(t, c, key, "Degraded/MetalLBNotInstalled", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "MetalLBNotInstalled"))
+	if !strings.Contains(ai.Status.Message, "never installs") {
+		t.Errorf("message %q", ai.Status.Message)
+	}
+	if _, err := mgmtKube.CoreV1().Services(routerNS).Get(context.Background(), "nometallb-apps", metav1.GetOptions{}); err == nil {
+		t.Fatal("a Service was created although MetalLB is missing")
+	}
+}
+
+// TestServiceNotOwnedIsLeftAlone: a Service of the same name that the operator did not create is neither changed nor
+// deleted.
+func TestServiceNotOwnedIsLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	c := mgmtClient(t)
+	const name = "taken"
+	key := types.NamespacedName{Namespace: clustersNS, Name: name}
+	theirs := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: routerNS, Name: name + "-apps", Labels: map[string]string{"owner": "someone-else"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{"app": "theirs"},
+			Ports: []corev1.ServicePort{{Name: "web", Port: 9999}}},
+	}
+	if _, err := hostedKube.CoreV1().Services(routerNS).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = hostedKube.CoreV1().Services(routerNS).Delete(context.Background(), name+"-apps", metav1.DeleteOptions{})
+	})
+	if err := startMetalLB(ctx); err != nil {
+		t.Fatal(err)
+	}
+	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
+	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
+	if err := c.Create(ctx, newAppsIngress(name, name, poolA)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, key, "Degraded/ServiceNotOwned", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "ServiceNotOwned"))
+	deleteAndWait(t, key)
+	got, err := hostedService(t, name+"-apps")
+	if err != nil {
+		t.Fatalf("the operator deleted a Service it does not own: %v", err)
+	}
+	if got.Spec.Type != corev1.ServiceTypeClusterIP || got.Spec.Selector["app"] != "theirs" || got.Annotations[controller.OwnerAnnotation] != "" {
+		t.Fatalf("the operator changed a Service it does not own: %+v", got)
+	}
+}
+
+// TestTwoClustersSideBySide: two AppsIngresses (two clusters' names, two Services in the same hosted devcluster)
+// get their own IPs, records and routes; deleting one leaves the other's.
+func TestTwoClustersSideBySide(t *testing.T) {
+	ctx := context.Background()
+	c := mgmtClient(t)
+	if err := startMetalLB(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ips := map[string]string{}
+	routers := map[string]*router{}
+	for _, name := range []string{"east", "west"} {
+		putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
+		createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
+		if err := c.Create(ctx, newAppsIngress(name, name, poolA)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"east", "west"} {
+		ai := waitFor(t, c, types.NamespacedName{Namespace: clustersNS, Name: name}, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
+		ips[name] = mustOneIP(t, ai, poolARange)
+		routers[name] = startRouter(t, ips[name], name)
+	}
+	if ips["east"] == ips["west"] {
+		t.Fatalf("both clusters got %s", ips["east"])
+	}
+	for _, name := range []string{"east", "west"} {
+		host := "x.apps." + name + "." + baseDomain
+		waitDNS(t, vlanClient, host, []string{ips[name]})
+		waitDNS(t, podClient, host, []string{proxyIP})
+		waitTLSRoute(t, proxyPorts.https, host, routers[name].cert)
+	}
+	deleteAndWait(t, types.NamespacedName{Namespace: clustersNS, Name: "east"})
+	waitDNS(t, vlanClient, "x.apps.east."+baseDomain, nil)
+	waitDNS(t, vlanClient, "x.apps.west."+baseDomain, []string{ips["west"]})
+	waitTLSRoute(t, proxyPorts.https, "x.apps.west."+baseDomain, routers["west"].cert)
+	deleteAndWait(t, types.NamespacedName{Namespace: clustersNS, Name: "west"})
+	noSyncErrors(t)
+}
+
+func deleteAndWait(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	c := mgmtClient(t)
+	if err := c.Delete(context.Background(), &v1alpha1.AppsIngress{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); err != nil {
+		t.Logf("deleting %s: %v", key, err)
+	}
+	waitGone(t, c, key)
+}
+
+func readKubeconfig(t *testing.T, path string) []byte {
+	t.Helper()
+	return []byte(readFile(path))
+}
+
+// TestDeletionIsBoundedWhenTheHostedClusterIsGone: without the HostedCluster the finalizer goes at once; with a
+// hosted API server that does not answer, after the cleanup timeout (20s here). The entries go first either way.
+func TestDeletionIsBoundedWhenTheHostedClusterIsGone(t *testing.T) {
+	ctx := context.Background()
+	c := mgmtClient(t)
+	if err := startMetalLB(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const name = "gone"
+	key := types.NamespacedName{Namespace: clustersNS, Name: name}
+	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
+	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
+	if err := c.Create(ctx, newAppsIngress(name, name, poolA)); err != nil {
+		t.Fatal(err)
+	}
+	ai := waitFor(t, c, key, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
+	waitDNS(t, vlanClient, "x.apps."+name+"."+baseDomain, ai.Status.ExternalIPs)
+
+	t.Log("the kubeconfig points at a port nobody listens on: deletion waits for the cleanup timeout, then goes")
+	dead := strings.Replace(string(hostedKubeconfig(t)), hostedAPIEndpoint(t), "127.0.0.1:1", 1)
+	putKubeconfigSecret(t, name+"-admin-kubeconfig", []byte(dead))
+	waitFor(t, c, key, "Degraded/HostedClusterUnreachable", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterUnreachable"))
+	start := time.Now()
+	if err := c.Delete(ctx, &v1alpha1.AppsIngress{ObjectMeta: metav1.ObjectMeta{Namespace: clustersNS, Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	waitDNS(t, vlanClient, "x.apps."+name+"."+baseDomain, nil)
+	waitGone(t, c, key)
+	if took := time.Since(start); took < 15*time.Second {
+		t.Fatalf("deletion took %s: it did not try to delete the hosted Service for the cleanup timeout", took)
+	}
+	// The Service is left behind in the (still running) hosted cluster: the operator could not reach it.
+	if _, err := hostedService(t, name+"-apps"); err != nil {
+		t.Fatalf("the hosted Service: %v", err)
+	}
+	_ = hostedKube.CoreV1().Services(routerNS).Delete(ctx, name+"-apps", metav1.DeleteOptions{})
+
+	t.Log("without its HostedCluster, deletion does not wait")
+	const name2 = "gone2"
+	key2 := types.NamespacedName{Namespace: clustersNS, Name: name2}
+	putKubeconfigSecret(t, name2+"-admin-kubeconfig", hostedKubeconfig(t))
+	createHostedCluster(t, name2, name2+"-admin-kubeconfig", hostedAPIEndpoint(t))
+	if err := c.Create(ctx, newAppsIngress(name2, name2, poolA)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, key2, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
+	if err := mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).Delete(ctx, name2, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, key2, "Degraded/HostedClusterNotFound", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterNotFound"))
+	start = time.Now()
+	deleteAndWait(t, key2)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("deletion without a HostedCluster took %s", took)
+	}
+	waitDNS(t, vlanClient, "x.apps."+name2+"."+baseDomain, nil)
+	_ = hostedKube.CoreV1().Services(routerNS).Delete(ctx, name2+"-apps", metav1.DeleteOptions{})
+	noSyncErrors(t)
+}

@@ -1,0 +1,247 @@
+// Package localenv starts what the apps-ingress-operator's benchmark and demo run on: a management and a hosted
+// devcluster, MetalLB's controller with a loopback pool, a HostedCluster with its kubeconfig Secret, CoreDNS, HAProxy,
+// a stand-in router, and the operator as its real binary.
+package localenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/metallb"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+)
+
+// Names and addresses. Loopback only: Linux answers for all of 127.0.0.0/8, so a client picks its DNS view by its
+// source address (VLANClient is in VLANCIDR, ProxyIP stands for the pod network).
+const (
+	ClustersNS = "clusters"
+	OperatorNS = "apps-ingress"
+	RouterNS   = "openshift-ingress"
+	metallbNS  = "metallb-system"
+	PoolName   = "apps"
+	poolCIDR   = "127.20.0.0/22"
+	// PoolB is a second pool: moving an AppsIngress to it makes MetalLB change the Service's IP.
+	PoolB       = "apps-b"
+	poolBCIDR   = "127.21.0.0/24"
+	VLANCIDR    = "127.0.1.0/24"
+	VLANClient  = "127.0.1.5"
+	ProxyIP     = "127.0.0.1"
+	DNSMap      = "apps-ingress-dns"
+	ProxyMap    = "apps-ingress-proxy"
+	BaseDomain  = "example.com"
+	HostedName  = "hosted"
+	kubeconfigS = "hosted-admin-kubeconfig"
+)
+
+var (
+	hostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+	poolGVR          = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
+)
+
+const hostedClusterCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: hostedclusters.hypershift.openshift.io}
+spec:
+  group: hypershift.openshift.io
+  scope: Namespaced
+  names: {kind: HostedCluster, listKind: HostedClusterList, plural: hostedclusters, singular: hostedcluster}
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// Env is the running environment.
+type Env struct {
+	dir          string
+	Mgmt, Hosted *devcluster.Cluster
+	MgmtKube     kubernetes.Interface
+	MgmtDyn      dynamic.Interface
+	HostedKube   kubernetes.Interface
+	HostedDyn    dynamic.Interface
+	stops        []func()
+}
+
+// OnStop adds f to what Stop runs (last added, first run).
+func (e *Env) OnStop(f func()) { e.stops = append(e.stops, f) }
+
+// Stop stops everything Start started.
+func (e *Env) Stop() {
+	for i := len(e.stops) - 1; i >= 0; i-- {
+		e.stops[i]()
+	}
+}
+
+// Start brings up both clusters, MetalLB, the HostedCluster and its Secret, in dir.
+func Start(ctx context.Context, dir string) (*Env, error) {
+	e := &Env{dir: dir}
+	var wg sync.WaitGroup
+	var errM, errH error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		e.Mgmt, errM = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "management")})
+	}()
+	go func() {
+		defer wg.Done()
+		e.Hosted, errH = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "hosted")})
+	}()
+	wg.Wait()
+	for _, c := range []*devcluster.Cluster{e.Mgmt, e.Hosted} {
+		if c != nil {
+			e.stops = append(e.stops, func() { _ = c.Stop() })
+		}
+	}
+	if errM != nil || errH != nil {
+		return e, fmt.Errorf("starting the clusters: %w", errors.Join(errM, errH))
+	}
+	var err error
+	if e.MgmtKube, err = kubernetes.NewForConfig(e.Mgmt.RESTConfig()); err != nil {
+		return e, err
+	}
+	if e.MgmtDyn, err = dynamic.NewForConfig(e.Mgmt.RESTConfig()); err != nil {
+		return e, err
+	}
+	if e.HostedKube, err = kubernetes.NewForConfig(e.Hosted.RESTConfig()); err != nil {
+		return e, err
+	}
+	if e.HostedDyn, err = dynamic.NewForConfig(e.Hosted.RESTConfig()); err != nil {
+		return e, err
+	}
+	return e, e.prepare(ctx)
+}
+
+func (e *Env) prepare(ctx context.Context) error {
+	root, err := repo.Root()
+	if err != nil {
+		return err
+	}
+	crd, err := os.ReadFile(filepath.Join(root, "charts", "apps-ingress-operator", "crds", "hostedcluster.virtual-ingress.io_appsingresses.yaml"))
+	if err != nil {
+		return err
+	}
+	cs, err := apiextensionsclient.NewForConfig(e.Mgmt.RESTConfig())
+	if err != nil {
+		return err
+	}
+	for _, data := range [][]byte{crd, []byte(hostedClusterCRD)} {
+		if err := createCRD(ctx, cs, data); err != nil {
+			return err
+		}
+	}
+	for _, ns := range []string{ClustersNS, OperatorNS} {
+		if err := createNamespace(ctx, e.MgmtKube, ns); err != nil {
+			return err
+		}
+	}
+	for _, ns := range []string{RouterNS, metallbNS} {
+		if err := createNamespace(ctx, e.HostedKube, ns); err != nil {
+			return err
+		}
+	}
+	if err := metallb.InstallCRDs(ctx, e.Hosted.RESTConfig()); err != nil {
+		return err
+	}
+	for name, cidr := range map[string]string{PoolName: poolCIDR, PoolB: poolBCIDR} {
+		pool := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
+			"metadata": map[string]any{"name": name, "namespace": metallbNS},
+			"spec":     map[string]any{"addresses": []any{cidr}, "autoAssign": false},
+		}}
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := e.HostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{})
+			return err == nil || apierrors.IsAlreadyExists(err), nil
+		}); err != nil {
+			return fmt.Errorf("creating the IPAddressPool %s: %w", name, err)
+		}
+	}
+	mlb, err := metallb.Start(ctx, e.dir, e.Hosted.Kubeconfig(), metallbNS)
+	if err != nil {
+		return err
+	}
+	e.stops = append(e.stops, func() { _ = mlb.Stop() })
+
+	kubeconfig, err := os.ReadFile(e.Hosted.Kubeconfig())
+	if err != nil {
+		return err
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ClustersNS, Name: kubeconfigS}, Data: map[string][]byte{"kubeconfig": kubeconfig}}
+	if _, err := e.MgmtKube.CoreV1().Secrets(ClustersNS).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	hc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
+		"metadata": map[string]any{"name": HostedName, "namespace": ClustersNS}, "spec": map[string]any{},
+	}}
+	created, err := e.MgmtDyn.Resource(hostedClusterGVR).Namespace(ClustersNS).Create(ctx, hc, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	host := strings.TrimPrefix(e.Hosted.RESTConfig().Host, "https://")
+	h, p, _ := strings.Cut(host, ":")
+	port, _ := strconv.ParseInt(p, 10, 64)
+	created.Object["status"] = map[string]any{
+		"kubeconfig":           map[string]any{"name": kubeconfigS},
+		"controlPlaneEndpoint": map[string]any{"host": h, "port": port},
+	}
+	_, err = e.MgmtDyn.Resource(hostedClusterGVR).Namespace(ClustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
+}
+
+func createCRD(ctx context.Context, cs apiextensionsclient.Interface, data []byte) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		return err
+	}
+	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+func createNamespace(ctx context.Context, kube kubernetes.Interface, name string) error {
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}

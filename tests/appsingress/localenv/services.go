@@ -1,0 +1,234 @@
+package localenv
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/netip"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/haproxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+)
+
+// AppsIngressGVR is the AppsIngress resource.
+var AppsIngressGVR = v1alpha1.GroupVersion.WithResource("appsingresses")
+
+// Ports are the loopback ports of CoreDNS, HAProxy's three frontends and the stand-in router (which every
+// AppsIngress's Service uses as its ports).
+type Ports struct{ DNS, HTTP, HTTPS, API, RouterHTTPS, RouterHTTP int }
+
+// Serving are CoreDNS and HAProxy serving the operator's ConfigMaps, and the router stand-in.
+type Serving struct {
+	Ports     Ports
+	DNSAddr   string
+	DNS       *coredns.Server
+	Proxy     *haproxy.Proxy
+	DNSOpts   dns.Options
+	ProxyOpts proxy.Options
+}
+
+// StartServing starts CoreDNS, HAProxy and the router on free ports, with empty renders.
+func (e *Env) StartServing(ctx context.Context) (*Serving, error) {
+	s := &Serving{}
+	p := &s.Ports
+	var err error
+	for _, ptr := range []*int{&p.DNS, &p.HTTP, &p.HTTPS, &p.API, &p.RouterHTTPS, &p.RouterHTTP} {
+		if *ptr, err = localproc.FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	s.DNSOpts = dns.Options{Port: p.DNS, ProxyIPs: []netip.Addr{netip.MustParseAddr(ProxyIP)}}
+	s.ProxyOpts = proxy.Options{BindAddress: ProxyIP, HTTPPort: p.HTTP, HTTPSPort: p.HTTPS, APIPort: p.API}
+	s.DNSAddr = net.JoinHostPort(ProxyIP, strconv.Itoa(p.DNS))
+	if s.DNS, err = coredns.Start(ctx, e.dir, dns.Render(s.DNSOpts, nil), s.DNSAddr); err != nil {
+		return nil, err
+	}
+	e.OnStop(func() { _ = s.DNS.Stop() })
+	if s.Proxy, err = haproxy.Start(e.dir, proxy.Render(s.ProxyOpts, nil), net.JoinHostPort(ProxyIP, strconv.Itoa(p.HTTPS))); err != nil {
+		return nil, err
+	}
+	e.OnStop(func() { _ = s.Proxy.Stop() })
+	stop, err := startRouter(p.RouterHTTPS)
+	if err != nil {
+		return nil, err
+	}
+	e.OnStop(stop)
+	return s, nil
+}
+
+// SyncConfig copies the ConfigMaps into CoreDNS's and HAProxy's files as a kubelet would (every 100ms here) and
+// reloads HAProxy, until ctx ends. onDNS, if set, sees each new Corefile and when it was read.
+func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(corefile string, at time.Time)) {
+	var lastDNS, lastProxy string
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if cm, err := e.MgmtKube.CoreV1().ConfigMaps(OperatorNS).Get(ctx, DNSMap, metav1.GetOptions{}); err == nil {
+			if c := cm.Data[controller.CorefileKey]; c != lastDNS {
+				if onDNS != nil {
+					onDNS(c, time.Now())
+				}
+				if s.DNS.Update(c) == nil {
+					lastDNS = c
+				}
+			}
+		}
+		if cm, err := e.MgmtKube.CoreV1().ConfigMaps(OperatorNS).Get(ctx, ProxyMap, metav1.GetOptions{}); err == nil {
+			if c := cm.Data[controller.HAProxyKey]; c != lastProxy {
+				if s.Proxy.Reload(c) == nil {
+					lastProxy = c
+				}
+			}
+		}
+	}
+}
+
+// CreateAppsIngress creates an AppsIngress for the hosted cluster named cluster, its Service named <cluster>-apps.
+func (e *Env) CreateAppsIngress(ctx context.Context, cluster string, p Ports) error {
+	ai := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "hostedcluster.virtual-ingress.io/v1alpha1", "kind": "AppsIngress",
+		"metadata": map[string]any{"name": cluster, "namespace": ClustersNS},
+		"spec": map[string]any{
+			"hostedClusterRef": map[string]any{"name": HostedName},
+			"clusterName":      cluster,
+			"baseDomain":       BaseDomain,
+			"service":          map[string]any{"name": cluster + "-apps", "ports": map[string]any{"http": int64(p.RouterHTTP), "https": int64(p.RouterHTTPS)}},
+			"metallb":          map[string]any{"addressPoolName": PoolName},
+			"dns":              map[string]any{"vlanCIDRs": []any{VLANCIDR}},
+		},
+	}}
+	_, err := e.MgmtDyn.Resource(AppsIngressGVR).Namespace(ClustersNS).Create(ctx, ai, metav1.CreateOptions{})
+	return err
+}
+
+// StartOperator builds cmd/apps-ingress-operator and runs it against the management cluster.
+func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process, error) {
+	root, err := repo.Root()
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(e.dir, "apps-ingress-operator")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/apps-ingress-operator")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the operator: %w\n%s", err, out)
+	}
+	p := s.Ports
+	op, err := localproc.Start("apps-ingress-operator", filepath.Join(e.dir, "operator.log"), []string{"KUBECONFIG=" + e.Mgmt.Kubeconfig()}, bin,
+		"--namespace="+OperatorNS, "--dns-config-map="+DNSMap, "--proxy-config-map="+ProxyMap, "--proxy-ips="+ProxyIP,
+		"--secret-namespaces="+ClustersNS, "--dns-port="+strconv.Itoa(p.DNS), "--dns-health-address=", "--dns-ready-address=",
+		"--proxy-http-port="+strconv.Itoa(p.HTTP), "--proxy-https-port="+strconv.Itoa(p.HTTPS), "--proxy-api-port="+strconv.Itoa(p.API),
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false", "--log-level=error")
+	if err != nil {
+		return nil, err
+	}
+	e.OnStop(func() { _ = op.Stop() })
+	return op, nil
+}
+
+// LookupA asks server for name's A record from source address src.
+func LookupA(server, src, name string) (string, error) {
+	conn, err := net.DialUDP("udp", &net.UDPAddr{IP: net.ParseIP(src)}, net.UDPAddrFromAddrPort(netip.MustParseAddrPort(server)))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	msg := dnsmessage.Message{Header: dnsmessage.Header{ID: 7}, Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name + "."), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET}}}
+	packed, err := msg.Pack()
+	if err != nil {
+		return "", err
+	}
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := conn.Write(packed); err != nil {
+		return "", err
+	}
+	buf := make([]byte, 1500)
+	n, err := conn.Read(buf)
+	if err != nil {
+		return "", err
+	}
+	var resp dnsmessage.Message
+	if err := resp.Unpack(buf[:n]); err != nil {
+		return "", err
+	}
+	for _, a := range resp.Answers {
+		if r, ok := a.Body.(*dnsmessage.AResource); ok {
+			return netip.AddrFrom4(r.A).String(), nil
+		}
+	}
+	return "", nil
+}
+
+// GetViaProxy opens TLS with sni to HAProxy's https port, sends GET / and returns the certificate seen and the body.
+// The router stand-in answers "router <address it was reached at>".
+func GetViaProxy(port int, sni string) (*x509.Certificate, string, error) {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", net.JoinHostPort(ProxyIP, strconv.Itoa(port)),
+		&tls.Config{ServerName: sni, InsecureSkipVerify: true}) //nolint:gosec // the stand-in router's self-signed certificate is checked by the caller
+	if err != nil {
+		return nil, "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", sni)
+	body, _ := io.ReadAll(conn)
+	b := string(body)
+	if i := strings.Index(b, "\r\n\r\n"); i >= 0 {
+		b = b[i+4:]
+	}
+	return conn.ConnectionState().PeerCertificates[0], b, nil
+}
+
+// startRouter listens on every loopback address at port with TLS (certificate CN "stand-in router") and answers
+// with the address that was dialled, so a response proves which external IP HAProxy forwarded to.
+func startRouter(port int) (func(), error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stand-in router"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := tls.Listen("tcp", ":"+strconv.Itoa(port), &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "router %s", r.Context().Value(http.LocalAddrContextKey))
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
+}
