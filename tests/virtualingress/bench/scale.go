@@ -56,7 +56,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 		return nil, err
 	}
 	created := time.Since(start)
-	resolved := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout)
+	resolved, _ := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout, nil)
 	converged := time.Since(start)
 	peak := peakURs()
 	requestsAfter, err := b.apiRequests(ctx)
@@ -75,7 +75,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 	}); err != nil {
 		return nil, err
 	}
-	followed := iw.countResolved(burst, func(i int) string { return fmt.Sprintf("svc-%d-new", i) }, b.timeout)
+	followed, _ := iw.countResolved(burst, func(i int) string { return fmt.Sprintf("svc-%d-new", i) }, b.timeout, nil)
 	burstConverged := time.Since(burstStart)
 	right, err := b.ingressesRight(ctx, ns, n, func(i int) string {
 		if i < burst {
@@ -159,16 +159,17 @@ func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
 	return fmt.Errorf("still pending Kyverno UpdateRequests after %s", b.timeout)
 }
 
-// countResolved counts distinct Ingresses vi-<i>-generated (i < n) routing to service(i), until all n are seen or
-// the timeout.
-func (iw *ingressWatch) countResolved(n int, service func(int) string, timeout time.Duration) int {
+// countResolved counts distinct Ingresses vi-<i>-generated (i < n) routing to service(i), until all n are seen, the
+// timeout, or stop is closed (nil: never), and returns when the last one was seen.
+func (iw *ingressWatch) countResolved(n int, service func(int) string, timeout time.Duration, stop <-chan struct{}) (int, time.Time) {
 	seen := map[string]bool{}
+	var last time.Time
 	deadline := time.After(timeout)
 	for len(seen) < n {
 		select {
 		case ev, ok := <-iw.events:
 			if !ok {
-				return len(seen)
+				return len(seen), last
 			}
 			ing, isIngress := ev.Object.(*networkingv1.Ingress)
 			if !isIngress {
@@ -178,14 +179,17 @@ func (iw *ingressWatch) countResolved(n int, service func(int) string, timeout t
 			if _, err := fmt.Sscanf(ing.Name, "vi-%d-generated", &i); err != nil || i >= n {
 				continue
 			}
-			if firstService(ing) == service(i) {
+			if firstService(ing) == service(i) && !seen[ing.Name] {
 				seen[ing.Name] = true
+				last = time.Now()
 			}
 		case <-deadline:
-			return len(seen)
+			return len(seen), last
+		case <-stop:
+			return len(seen), last
 		}
 	}
-	return len(seen)
+	return len(seen), last
 }
 
 // parallel runs f for 0..n-1 on 16 workers, returning the first error.
