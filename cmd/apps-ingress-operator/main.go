@@ -29,7 +29,8 @@ type flags struct {
 	dnsConfigMap, proxyConfigMap, proxyService string
 	proxyIPs, dnsUpstreams, secretNamespaces   list
 	dnsPort                                    int
-	dnsHealthAddr, dnsReadyAddr                string
+	dnsHealthAddr, dnsReadyAddr, dnsZoneDir    string
+	dnsZoneReload                              time.Duration
 	proxyHTTPPort, proxyHTTPSPort, proxyAPI    int
 	hostedTimeout, cleanupTimeout              time.Duration
 	backoffBase, backoffMax                    time.Duration
@@ -60,6 +61,8 @@ func parseFlags() flags {
 	flag.Var(&f.dnsUpstreams, "dns-upstreams", "where CoreDNS forwards every other name (comma-separated, forward plugin syntax); none answers REFUSED")
 	flag.Var(&f.secretNamespaces, "secret-namespaces", "namespaces whose Secrets (HostedCluster kubeconfigs) the operator may read (comma-separated); empty: all")
 	flag.IntVar(&f.dnsPort, "dns-port", 5353, "port CoreDNS listens on (the Service maps 53 to it)")
+	flag.StringVar(&f.dnsZoneDir, "dns-zone-dir", "/etc/coredns", "where the CoreDNS container mounts the DNS ConfigMap (the Corefile names its zone files there)")
+	flag.DurationVar(&f.dnsZoneReload, "dns-zone-reload-interval", 500*time.Millisecond, "how often CoreDNS checks a VLAN zone file for a new serial (file plugin reload)")
 	flag.StringVar(&f.dnsHealthAddr, "dns-health-address", ":8080", "CoreDNS health plugin address (liveness); empty: none")
 	flag.StringVar(&f.dnsReadyAddr, "dns-ready-address", ":8181", "CoreDNS ready plugin address (readiness); empty: none")
 	flag.IntVar(&f.proxyHTTPPort, "proxy-http-port", 8080, "HAProxy's HTTP listening port")
@@ -89,6 +92,9 @@ func run(f flags) error {
 	}
 	if f.namespace == "" {
 		return fmt.Errorf("--namespace is required when POD_NAMESPACE is not set")
+	}
+	if f.dnsZoneReload <= 0 {
+		return fmt.Errorf("--dns-zone-reload-interval must be positive: zero would stop CoreDNS from ever re-reading a zone")
 	}
 	proxyIPs, err := controller.ParseAddrs(f.proxyIPs)
 	if err != nil {
@@ -121,6 +127,7 @@ func run(f flags) error {
 		DNS: dns.Options{
 			Port: f.dnsPort, ProxyIPs: proxyIPs, Upstreams: f.dnsUpstreams,
 			HealthAddr: f.dnsHealthAddr, ReadyAddr: f.dnsReadyAddr,
+			ZoneDir: f.dnsZoneDir, ZoneReloadInterval: f.dnsZoneReload.String(),
 		},
 		Proxy:                   proxy.Options{HTTPPort: f.proxyHTTPPort, HTTPSPort: f.proxyHTTPSPort, APIPort: f.proxyAPI},
 		ProxyService:            types.NamespacedName{Namespace: f.namespace, Name: f.proxyService},

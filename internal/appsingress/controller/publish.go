@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"sync"
 
@@ -17,9 +18,9 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 )
 
-// Keys of the rendered files in the two ConfigMaps.
+// Keys of the rendered files in the two ConfigMaps; the DNS ConfigMap also holds the zone files its Corefile names.
 const (
-	CorefileKey = "Corefile"
+	CorefileKey = dns.CorefileKey
 	HAProxyKey  = "haproxy.cfg"
 )
 
@@ -38,8 +39,8 @@ type publisher struct {
 
 	// mu serialises renders: each writes the whole set, so two at once could write an older set last.
 	mu sync.Mutex
-	// written is the last content written per ConfigMap, to skip writes that change nothing.
-	written map[types.NamespacedName]string
+	// written is the last data written per ConfigMap, to skip writes that change nothing.
+	written map[types.NamespacedName]map[string]string
 	// entries are the entries last rendered, by AppsIngress key (nil: none).
 	entries map[string]*routes.Cluster
 }
@@ -104,10 +105,10 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 		}
 		dnsOpts.ProxyIPs = ips
 	}
-	if err := p.write(ctx, p.dnsMap, CorefileKey, dns.Render(dnsOpts, clusters)); err != nil {
+	if err := p.write(ctx, p.dnsMap, dns.Render(dnsOpts, clusters)); err != nil {
 		return fmt.Errorf("writing ConfigMap %s: %w", p.dnsMap, err)
 	}
-	if err := p.write(ctx, p.proxyMap, HAProxyKey, proxy.Render(p.proxyOpts, clusters)); err != nil {
+	if err := p.write(ctx, p.proxyMap, map[string]string{HAProxyKey: proxy.Render(p.proxyOpts, clusters)}); err != nil {
 		return fmt.Errorf("writing ConfigMap %s: %w", p.proxyMap, err)
 	}
 	return nil
@@ -154,20 +155,22 @@ func (p *publisher) proxyIPs(ctx context.Context) ([]netip.Addr, error) {
 	return out, nil
 }
 
-func (p *publisher) write(ctx context.Context, key types.NamespacedName, dataKey, content string) error {
+// write applies data as the whole of the ConfigMap's data: keys it no longer has (a removed cluster's zone file) are
+// removed with it, since this field manager owned them.
+func (p *publisher) write(ctx context.Context, key types.NamespacedName, data map[string]string) error {
 	if p.written == nil {
-		p.written = map[types.NamespacedName]string{}
+		p.written = map[types.NamespacedName]map[string]string{}
 	}
-	if p.written[key] == content {
+	if last, ok := p.written[key]; ok && maps.Equal(last, data) {
 		return nil
 	}
 	cm := corev1ac.ConfigMap(key.Name, key.Namespace).
 		WithLabels(map[string]string{ManagedByLabel: managedByValue}).
-		WithData(map[string]string{dataKey: content})
+		WithData(data)
 	if err := p.client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		delete(p.written, key)
 		return err
 	}
-	p.written[key] = content
+	p.written[key] = data
 	return nil
 }

@@ -2,6 +2,7 @@ package dns
 
 import (
 	"flag"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -37,20 +38,28 @@ func golden(t *testing.T, name, got string) {
 var opts = Options{Port: 5353, ProxyIPs: []netip.Addr{netip.MustParseAddr("172.30.0.10")}, Upstreams: []string{"/etc/resolv.conf"}, HealthAddr: ":8080", ReadyAddr: ":8181"}
 
 func TestRenderGolden(t *testing.T) {
-	golden(t, "two-clusters", Render(opts, routes.Examples()))
-	golden(t, "empty", Render(Options{}, nil))
+	files := Render(opts, routes.Examples())
+	golden(t, "two-clusters", files[CorefileKey])
+	golden(t, "two-clusters-prod-zone", files["vlan-clusters_prod.zone"])
+	if len(files) != 2 {
+		t.Fatalf("want the Corefile and prod's VLAN zone (dev has no vlanCIDRs), got %d files", len(files))
+	}
+	golden(t, "empty", Render(Options{}, nil)[CorefileKey])
 }
+
+// corefile is the rendered Corefile alone.
+func corefile(o Options, cs []routes.Cluster) string { return Render(o, cs)[CorefileKey] }
 
 func TestRenderIsIndependentOfOrder(t *testing.T) {
 	cs := routes.Examples()
 	reversed := []routes.Cluster{cs[1], cs[0]}
-	if Render(opts, cs) != Render(opts, reversed) {
+	if !maps.Equal(Render(opts, cs), Render(opts, reversed)) {
 		t.Fatal("the render depends on the order of the clusters")
 	}
 }
 
 func TestVLANViewOnlyWithCIDRsAndDefaultViewLast(t *testing.T) {
-	out := Render(opts, routes.Examples())
+	out := corefile(opts, routes.Examples())
 	if strings.Count(out, "view vlan-") != 1 {
 		t.Fatalf("want exactly one view (dev has no vlanCIDRs):\n%s", out)
 	}
@@ -66,7 +75,7 @@ func TestVLANViewOnlyWithCIDRsAndDefaultViewLast(t *testing.T) {
 func TestClustersWithoutExternalIPGetNoRecords(t *testing.T) {
 	cs := routes.Examples()
 	cs[1].ExternalIPs = nil
-	if out := Render(opts, cs); strings.Contains(out, "dev.lab.example.org") {
+	if out := corefile(opts, cs); strings.Contains(out, "dev.lab.example.org") {
 		t.Fatalf("a cluster without external IP has records:\n%s", out)
 	}
 }
@@ -84,4 +93,45 @@ func TestWildcardRegexMatchesNamesBelowTheDomainOnly(t *testing.T) {
 			t.Errorf("%s on %s: %v, want %v", re, name, got, want)
 		}
 	}
+}
+
+func TestIPChangeRewritesOnlyTheZoneWithANewSerial(t *testing.T) {
+	before := Render(opts, routes.Examples())
+	cs := routes.Examples()
+	cs[0].ExternalIPs = []netip.Addr{netip.MustParseAddr("192.0.2.99")}
+	after := Render(opts, cs)
+	if before[CorefileKey] != after[CorefileKey] {
+		t.Fatal("an IP change rewrote the Corefile: CoreDNS would reload every server block")
+	}
+	const key = "vlan-clusters_prod.zone"
+	if !strings.Contains(after[key], "*\t30\tIN\tA\t192.0.2.99\n") || strings.Contains(after[key], "2001:db8::10") {
+		t.Fatalf("the zone does not hold exactly the new address:\n%s", after[key])
+	}
+	if serial(t, before[key]) == serial(t, after[key]) {
+		t.Fatal("the SOA serial did not change: the file plugin would keep serving the old records")
+	}
+	if serial(t, after[key]) != serial(t, Render(opts, cs)[key]) {
+		t.Fatal("the same records got another serial")
+	}
+}
+
+func TestZoneFilesAreNamedInTheCorefileUnderZoneDir(t *testing.T) {
+	o := opts
+	o.ZoneDir = "/config"
+	o.ZoneReloadInterval = "250ms"
+	out := corefile(o, routes.Examples())
+	if !strings.Contains(out, "file /config/vlan-clusters_prod.zone apps.prod.example.com. {\n        reload 250ms\n    }") {
+		t.Fatalf("the VLAN view does not serve its zone file:\n%s", out)
+	}
+}
+
+func serial(t *testing.T, zone string) string {
+	t.Helper()
+	for _, line := range strings.Split(zone, "\n") {
+		if f := strings.Fields(line); len(f) >= 7 && f[3] == "SOA" {
+			return f[6]
+		}
+	}
+	t.Fatalf("no SOA in:\n%s", zone)
+	return ""
 }

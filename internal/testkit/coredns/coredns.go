@@ -1,12 +1,10 @@
-// Package coredns runs the real CoreDNS (built from the pinned module tools/devcluster/binaries/coredns) on a
-// Corefile a test writes, the way a CoreDNS Deployment serves a ConfigMap: the file changes in place and the reload
-// plugin picks it up.
+// Package coredns runs the real CoreDNS (built from the pinned module tools/devcluster/binaries/coredns) on files a
+// test writes, the way a CoreDNS Deployment serves a ConfigMap volume: the files change in place, the reload plugin
+// picks up a changed Corefile and the file plugin a changed zone.
 package coredns
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -22,20 +20,22 @@ func Build(ctx context.Context) (string, error) {
 // Server is a running CoreDNS.
 type Server struct {
 	*localproc.Process
-	Corefile string
+	volume *Volume
 }
 
-// Start writes corefile into dir and serves it; addr (host:port, TCP) is waited for.
-func Start(ctx context.Context, dir, corefile, addr string) (*Server, error) {
+// Start writes files into configDir (laid out as a kubelet lays out a ConfigMap volume; a Corefile naming other files
+// must name them in that directory) and serves its "Corefile"; addr (host:port, TCP) is waited for. The log
+// goes beside the directory.
+func Start(ctx context.Context, configDir string, files map[string]string, addr string) (*Server, error) {
 	bin, err := Build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, "Corefile")
-	if err := os.WriteFile(path, []byte(corefile), 0o644); err != nil {
+	v := &Volume{Dir: configDir}
+	if err := v.Write(files); err != nil {
 		return nil, err
 	}
-	p, err := localproc.Start("coredns", filepath.Join(dir, "coredns.log"), nil, bin, "-conf", path)
+	p, err := localproc.Start("coredns", configDir+".log", nil, bin, "-conf", filepath.Join(configDir, "Corefile"))
 	if err != nil {
 		return nil, err
 	}
@@ -43,17 +43,11 @@ func Start(ctx context.Context, dir, corefile, addr string) (*Server, error) {
 		_ = p.Stop()
 		return nil, err
 	}
-	return &Server{Process: p, Corefile: path}, nil
+	return &Server{Process: p, volume: v}, nil
 }
 
-// Update replaces the Corefile's content (atomically, as a ConfigMap volume does); the reload plugin applies it.
-func (s *Server) Update(corefile string) error {
-	tmp := s.Corefile + ".tmp"
-	if err := os.WriteFile(tmp, []byte(corefile), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, s.Corefile); err != nil {
-		return fmt.Errorf("replacing the Corefile: %w", err)
-	}
-	return nil
+// Update replaces the served files at once, as a ConfigMap volume update does; CoreDNS's reload and file plugins
+// apply them.
+func (s *Server) Update(files map[string]string) error {
+	return s.volume.Write(files)
 }

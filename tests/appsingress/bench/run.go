@@ -50,11 +50,13 @@ func run(ctx context.Context, o options) (*results, error) {
 	if err := watchIPs(watchCtx, e, ipSeen); err != nil {
 		return nil, err
 	}
-	go e.SyncConfig(watchCtx, s, func(corefile string, at time.Time) {
-		for _, line := range strings.Split(corefile, "\n") {
-			// answer "{{ .Name }} 30 IN A 127.20.0.1" in a VLAN view block carries an external IP.
-			if i := strings.Index(line, " IN A 127.2"); i >= 0 {
-				cmSeen.set(strings.TrimSuffix(line[i+len(" IN A "):], `"`), "", at)
+	go e.SyncConfig(watchCtx, s, func(files map[string]string, at time.Time) {
+		for _, content := range files {
+			for _, line := range strings.Split(content, "\n") {
+				// "*  30  IN  A  127.20.0.1" in a VLAN zone file carries an external IP.
+				if f := strings.Fields(line); len(f) == 5 && f[3] == "A" && strings.HasPrefix(f[4], "127.2") {
+					cmSeen.set(f[4], "", at)
+				}
 			}
 		}
 	})
@@ -344,10 +346,15 @@ func renderTime(ctx context.Context, e *localenv.Env, dnsOpts dns.Options, proxy
 		clusters = append(clusters, c)
 	}
 	const rounds = 20
-	var corefile, cfg string
+	var dnsFiles map[string]string
+	var cfg string
 	start := time.Now()
 	for range rounds {
-		corefile, cfg = dns.Render(dnsOpts, clusters), proxy.Render(proxyOpts, clusters)
+		dnsFiles, cfg = dns.Render(dnsOpts, clusters), proxy.Render(proxyOpts, clusters)
 	}
-	return time.Since(start).Seconds() / rounds, len(corefile), len(cfg), nil
+	dnsBytes := 0
+	for _, f := range dnsFiles {
+		dnsBytes += len(f)
+	}
+	return time.Since(start).Seconds() / rounds, dnsBytes, len(cfg), nil
 }

@@ -5,6 +5,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -192,10 +193,11 @@ func startDNSAndProxy(ctx context.Context) error {
 	}
 	dnsAddr = net.JoinHostPort(podClient, strconv.Itoa(ports[0]))
 	proxyPorts.http, proxyPorts.https, proxyPorts.api = ports[1], ports[2], ports[3]
-	dnsOptions = dns.Options{Port: ports[0], ProxyIPs: []netip.Addr{netip.MustParseAddr(proxyIP)}, ReloadInterval: "2s"}
+	dnsDir := filepath.Join(workDir, "coredns")
+	dnsOptions = dns.Options{Port: ports[0], ProxyIPs: []netip.Addr{netip.MustParseAddr(proxyIP)}, ReloadInterval: "2s", ZoneDir: dnsDir}
 	proxyOptions = proxy.Options{BindAddress: proxyIP, HTTPPort: ports[1], HTTPSPort: ports[2], APIPort: ports[3]}
 	var err error
-	if dnsServer, err = coredns.Start(ctx, workDir, dns.Render(dnsOptions, nil), dnsAddr); err != nil {
+	if dnsServer, err = coredns.Start(ctx, dnsDir, dns.Render(dnsOptions, nil), dnsAddr); err != nil {
 		return err
 	}
 	// The chart's own reload loop runs HAProxy, so the tests prove it too.
@@ -275,7 +277,8 @@ func startConfigSync(ctx context.Context) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var lastDNS, lastProxy string
+		var lastDNS map[string]string
+		var lastProxy string
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -285,11 +288,11 @@ func startConfigSync(ctx context.Context) func() {
 			case <-t.C:
 			}
 			if cm, err := mgmtKube.CoreV1().ConfigMaps(operatorNS).Get(ctx, dnsMapName, metav1.GetOptions{}); err == nil {
-				if s := cm.Data[controller.CorefileKey]; s != lastDNS {
-					if err := dnsServer.Update(s); err != nil {
+				if files := cm.Data; !maps.Equal(files, lastDNS) {
+					if err := dnsServer.Update(files); err != nil {
 						syncErrors.add(err)
 					} else {
-						lastDNS = s
+						lastDNS = files
 					}
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -61,10 +62,11 @@ func (e *Env) StartServing(ctx context.Context) (*Serving, error) {
 			return nil, err
 		}
 	}
-	s.DNSOpts = dns.Options{Port: p.DNS, ProxyIPs: []netip.Addr{netip.MustParseAddr(ProxyIP)}}
+	configDir := filepath.Join(e.dir, "coredns")
+	s.DNSOpts = dns.Options{Port: p.DNS, ProxyIPs: []netip.Addr{netip.MustParseAddr(ProxyIP)}, ZoneDir: configDir}
 	s.ProxyOpts = proxy.Options{BindAddress: ProxyIP, HTTPPort: p.HTTP, HTTPSPort: p.HTTPS, APIPort: p.API}
 	s.DNSAddr = net.JoinHostPort(ProxyIP, strconv.Itoa(p.DNS))
-	if s.DNS, err = coredns.Start(ctx, e.dir, dns.Render(s.DNSOpts, nil), s.DNSAddr); err != nil {
+	if s.DNS, err = coredns.Start(ctx, configDir, dns.Render(s.DNSOpts, nil), s.DNSAddr); err != nil {
 		return nil, err
 	}
 	e.OnStop(func() { _ = s.DNS.Stop() })
@@ -81,9 +83,10 @@ func (e *Env) StartServing(ctx context.Context) (*Serving, error) {
 }
 
 // SyncConfig copies the ConfigMaps into CoreDNS's and HAProxy's files as a kubelet would (every 100ms here) and
-// reloads HAProxy, until ctx ends. onDNS, if set, sees each new Corefile and when it was read.
-func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(corefile string, at time.Time)) {
-	var lastDNS, lastProxy string
+// reloads HAProxy, until ctx ends. onDNS, if set, sees each new set of DNS files and when it was read.
+func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[string]string, at time.Time)) {
+	var lastDNS map[string]string
+	var lastProxy string
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -93,7 +96,7 @@ func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(corefile st
 		case <-t.C:
 		}
 		if cm, err := e.MgmtKube.CoreV1().ConfigMaps(OperatorNS).Get(ctx, DNSMap, metav1.GetOptions{}); err == nil {
-			if c := cm.Data[controller.CorefileKey]; c != lastDNS {
+			if c := cm.Data; !maps.Equal(c, lastDNS) {
 				if onDNS != nil {
 					onDNS(c, time.Now())
 				}
