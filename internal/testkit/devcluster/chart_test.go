@@ -1,6 +1,7 @@
 package devcluster
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,6 +41,13 @@ func TestKyvernoChartGivesControllers(t *testing.T) {
 	for _, want := range []string{"--caSecretName=", "--backgroundServiceAccountName=system:serviceaccount:kyverno:kyverno-background-controller"} {
 		if !strings.Contains(strings.Join(inst.admission.args, " "), want) {
 			t.Errorf("admission args %q lack %q", inst.admission.args, want)
+		}
+	}
+	// The CRD watcher in both controllers (see renderKyvernoObjects): a kind created after a controller filled its
+	// discovery cache is otherwise unknown to it for 15 minutes.
+	for name, args := range map[string][]string{"admission": inst.admission.args, "background": inst.background.args} {
+		if !slices.Contains(args, "--crdWatcher=true") {
+			t.Errorf("%s args %q lack --crdWatcher=true", name, args)
 		}
 	}
 	env := strings.Join(inst.admission.env, " ")

@@ -258,27 +258,7 @@ func TestKyvernoGenerate(t *testing.T) {
 			}},
 		},
 	}}
-	// Creation can race the aggregation into kyverno:admission-controller: Kyverno checks its rights then.
-	eventually(t, time.Minute, "the generate ClusterPolicy to be accepted", func() (bool, error) {
-		_, err := dyn.Resource(clusterPolicies).Create(ctx, policy, metav1.CreateOptions{})
-		return err == nil || apierrors.IsAlreadyExists(err), err
-	})
-	t.Cleanup(func() {
-		_ = dyn.Resource(clusterPolicies).Delete(context.Background(), "devcluster-test-generate", metav1.DeleteOptions{})
-	})
-	eventually(t, time.Minute, "the generate ClusterPolicy to become Ready", func() (bool, error) {
-		got, err := dyn.Resource(clusterPolicies).Get(ctx, "devcluster-test-generate", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		for _, c := range conds {
-			if m, _ := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
-				return true, nil
-			}
-		}
-		return false, fmt.Errorf("status: %v", got.Object["status"])
-	})
+	createPolicy(t, dyn, policy)
 
 	generated := func(ns string) func() (bool, error) {
 		return func() (bool, error) {
@@ -326,4 +306,31 @@ func TestKyvernoGenerate(t *testing.T) {
 	if logs := cluster.Logs(devcluster.ComponentKyvernoBackground); strings.Count(logs, "\n") < 10 {
 		t.Errorf("Logs(%q) is not the tail of a running controller's log:\n%s", devcluster.ComponentKyvernoBackground, logs)
 	}
+}
+
+// createPolicy creates a ClusterPolicy, deleted when t ends, and waits until Kyverno says it is Ready.
+func createPolicy(t *testing.T, dyn dynamic.Interface, policy *unstructured.Unstructured) {
+	t.Helper()
+	ctx, name := t.Context(), policy.GetName()
+	// Creation can race an aggregation into kyverno:admission-controller: Kyverno checks its rights then.
+	eventually(t, time.Minute, "ClusterPolicy "+name+" to be accepted", func() (bool, error) {
+		_, err := dyn.Resource(clusterPolicies).Create(ctx, policy, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err), err
+	})
+	t.Cleanup(func() {
+		_ = dyn.Resource(clusterPolicies).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	eventually(t, time.Minute, "ClusterPolicy "+name+" to become Ready", func() (bool, error) {
+		got, err := dyn.Resource(clusterPolicies).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("status: %v", got.Object["status"])
+	})
 }

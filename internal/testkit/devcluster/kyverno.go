@@ -234,11 +234,22 @@ func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructu
 		"crds":          map[string]any{"install": false},
 		"openreports":   map[string]any{"enabled": false, "installCrds": false},
 		"reportsServer": map[string]any{"enabled": false},
-		// Kyverno's CEL policy handlers look the admitted kind up in a discovery cache that, without the CRD
-		// watcher, refreshes only every 15 minutes: a VirtualIngress written right after `helm install` put the
-		// CRD in place would be refused ("resource virtualingresses not found"). The README asks users of the
-		// generatingPolicy engine for the same setting.
+		// Both controllers look kinds up in a discovery cache that, without the CRD watcher, refreshes only every
+		// 15 minutes. In the admission controller a VirtualIngress written right after `helm install` put the CRD
+		// in place would be refused ("resource virtualingresses not found"); in the background controller, once
+		// the cache was filled before the CRD existed, every generation fails with "failed to list trigger
+		// resources: <namespace> is forbidden" (the kind resolves to no resource, and the namespace is read as
+		// one). Kyverno's chart offers the watcher to the admission controller only; the background controller
+		// takes it as an extra argument, with list/watch on CRDs. The README asks users for the same values.
 		"admissionController": map[string]any{"crdWatcher": true},
+		"backgroundController": map[string]any{
+			"extraArgs": map[string]any{"crdWatcher": true},
+			"rbac": map[string]any{"clusterRole": map[string]any{"extraResources": []any{map[string]any{
+				"apiGroups": []any{"apiextensions.k8s.io"},
+				"resources": []any{"customresourcedefinitions"},
+				"verbs":     []any{"list", "watch"},
+			}}}},
+		},
 	})
 	if err != nil {
 		return nil, nil, err
