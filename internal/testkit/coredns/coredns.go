@@ -46,6 +46,11 @@ func Start(ctx context.Context, configDir string, files map[string]string, addr 
 	return &Server{Process: p, volume: v}, nil
 }
 
+// Files is the content of the served files, for a test's failure message.
+func (s *Server) Files() string {
+	return s.volume.Dump()
+}
+
 // Update replaces the served files at once, as a ConfigMap volume update does; CoreDNS's reload and file plugins
 // apply them.
 func (s *Server) Update(files map[string]string) error {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -61,4 +62,22 @@ func (v *Volume) Write(files map[string]string) error {
 		return os.RemoveAll(filepath.Join(v.Dir, old))
 	}
 	return nil
+}
+
+// Dump is every file of the volume, each under a header with its name.
+func (v *Volume) Dump() string {
+	names, err := filepath.Glob(filepath.Join(v.Dir, dataLink, "*"))
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			fmt.Fprintf(&b, "==> %s: %v\n", filepath.Base(n), err)
+			continue
+		}
+		fmt.Fprintf(&b, "==> %s\n%s\n", filepath.Base(n), data)
+	}
+	return b.String()
 }

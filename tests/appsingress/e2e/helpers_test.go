@@ -36,6 +36,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
 )
 
 func mgmtClient(t *testing.T) client.Client {
@@ -157,11 +158,17 @@ func phaseIs(phase v1alpha1.Phase, reason string) func(*v1alpha1.AppsIngress) bo
 	}
 }
 
-// lookup asks CoreDNS for name from source address src; it returns the rcode and the A/AAAA answers.
+// lookup asks the suite's CoreDNS for name from source address src; it returns the rcode and the A/AAAA answers.
 func lookup(t *testing.T, src, name string, qtype dnsmessage.Type) (dnsmessage.RCode, []netip.Addr) {
 	t.Helper()
+	return lookupAt(t, dnsServer, dnsAddr, src, name, qtype)
+}
+
+// lookupAt asks the CoreDNS server listening at addr.
+func lookupAt(t *testing.T, server *coredns.Server, addr, src, name string, qtype dnsmessage.Type) (dnsmessage.RCode, []netip.Addr) {
+	t.Helper()
 	laddr := &net.UDPAddr{IP: net.ParseIP(src)}
-	raddr, err := net.ResolveUDPAddr("udp", dnsAddr)
+	raddr, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +192,7 @@ func lookup(t *testing.T, src, name string, qtype dnsmessage.Type) (dnsmessage.R
 	buf := make([]byte, 1500)
 	n, err := conn.Read(buf)
 	if err != nil {
-		t.Fatalf("no DNS answer for %s from %s: %v\n%s", name, src, err, dnsServer.Logs())
+		t.Fatalf("no DNS answer for %s from %s: %v\n%s", name, src, err, server.Logs())
 	}
 	var resp dnsmessage.Message
 	if err := resp.Unpack(buf[:n]); err != nil {
@@ -214,7 +221,7 @@ func waitDNS(t *testing.T, src, name string, want []string) {
 		return fmt.Sprint(addrStrings(got)) == fmt.Sprint(want), nil
 	})
 	if err != nil {
-		t.Fatalf("DNS %s from %s: got %v (rcode %v), want %v\n%s", name, src, got, rcode, want, readFile(dnsServer.Corefile))
+		t.Fatalf("DNS %s from %s: got %v (rcode %v), want %v\n%s", name, src, got, rcode, want, dnsServer.Files())
 	}
 }
 
