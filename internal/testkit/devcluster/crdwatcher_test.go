@@ -5,6 +5,7 @@ package devcluster_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,24 +30,35 @@ func TestKyvernoGeneratesFromACRDCreatedAfterItsDiscovery(t *testing.T) {
 	kube, dyn := needCluster(t)
 	ctx := t.Context()
 	const label = "devcluster-test-crdwatcher"
-	configMapFrom := func(kind string) map[string]any {
+	// configMapFrom generates a ConfigMap in the namespace nsExpr names (a Kyverno variable).
+	configMapFrom := func(kind, nsExpr string) map[string]any {
 		return map[string]any{
-			"name": "from-" + kind,
+			"name": "from-" + strings.ToLower(kind),
 			"match": map[string]any{"any": []any{map[string]any{"resources": map[string]any{
 				"kinds":    []any{kind},
 				"selector": map[string]any{"matchLabels": map[string]any{label: "yes"}},
 			}}}},
 			"generate": map[string]any{
-				"apiVersion": "v1", "kind": "ConfigMap", "name": "from-" + kind,
-				"namespace": "{{ request.object.metadata.namespace || request.object.metadata.name }}",
+				"apiVersion": "v1", "kind": "ConfigMap", "name": "from-" + strings.ToLower(kind),
+				"namespace": "{{ " + nsExpr + " }}",
 				"data":      map[string]any{"data": map[string]any{"from": "{{ request.object.metadata.name }}"}},
 			},
 		}
 	}
-	generated := func(ns, name string) func() (bool, error) {
-		return func() (bool, error) {
-			_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-			return err == nil, err
+	// generated waits a minute for the ConfigMap, and fails with the tail of the background controller's log.
+	generated := func(name string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			_, err := kube.CoreV1().ConfigMaps(label).Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no ConfigMap %s after a minute (%v); the background controller's log ends:\n%s",
+					name, err, cluster.Logs(devcluster.ComponentKyvernoBackground))
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 
@@ -54,14 +66,14 @@ func TestKyvernoGeneratesFromACRDCreatedAfterItsDiscovery(t *testing.T) {
 	createPolicy(t, dyn, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
 		"metadata": map[string]any{"name": label + "-namespace"},
-		"spec":     map[string]any{"rules": []any{configMapFrom("Namespace")}},
+		"spec":     map[string]any{"rules": []any{configMapFrom("Namespace", "request.object.metadata.name")}},
 	}})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: label, Labels: map[string]string{label: "yes"}}}
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), label, metav1.DeleteOptions{}) })
-	eventually(t, time.Minute, "the generation from the Namespace", generated(label, "from-Namespace"))
+	generated("from-namespace")
 
 	// 2. A CRD created now, readable by the background controller through aggregation, and a policy on its kind.
 	crd := &apiextensionsv1.CustomResourceDefinition{
@@ -108,7 +120,7 @@ func TestKyvernoGeneratesFromACRDCreatedAfterItsDiscovery(t *testing.T) {
 	createPolicy(t, dyn, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
 		"metadata": map[string]any{"name": label + "-latecomer"},
-		"spec":     map[string]any{"rules": []any{configMapFrom("Latecomer")}},
+		"spec":     map[string]any{"rules": []any{configMapFrom("Latecomer", "request.object.metadata.namespace")}},
 	}})
 
 	// 3. Its objects generate within the minute, not after the 15-minute discovery refresh.
@@ -121,7 +133,6 @@ func TestKyvernoGeneratesFromACRDCreatedAfterItsDiscovery(t *testing.T) {
 	if _, err := dyn.Resource(latecomers).Namespace(label).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the generation from the Latecomer (the background controller's log: "+
-		cluster.LogPath(devcluster.ComponentKyvernoBackground)+")", generated(label, "from-Latecomer"))
+	generated("from-latecomer")
 	t.Logf("generated from the new kind %s after its object was created", time.Since(start).Round(time.Millisecond))
 }
