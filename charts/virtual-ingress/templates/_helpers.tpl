@@ -257,3 +257,20 @@ cel.bind(vis, globalContext.Get({{ include "virtual-ingress.virtualIngressesCach
     || vi.?status.?backends.orValue([]).exists(b, b.?service.orValue("") == svc.metadata.name)))
     .map(vi, vi.metadata.name))))))
 {{- end }}
+
+{{/*
+matchConditions of the GeneratingPolicy: an update by the status controller that changes neither the resolved Ingress
+(status.ingress, recomputed by the resolve policy on every write) nor status.lastServiceEvent (which its repairs set)
+makes no UpdateRequest, so writing the Ready condition costs Kyverno nothing. Every other request matches: other
+writers, creations, and Kyverno's background re-evaluations (which carry their original requester). The ClusterPolicy
+engine cannot have them: Kyverno 1.19's CLI (`kyverno test`, `kyverno apply`) crashes on a ClusterPolicy with
+spec.webhookConfiguration.matchConditions (kyverno/kyverno#15833), and a rule's own match may not change on upgrade.
+*/}}
+{{- define "virtual-ingress.generateMatchConditions" -}}
+- name: not-a-status-only-write
+  expression: >-
+    request.userInfo.?username.orValue("") != {{ include "virtual-ingress.controllerUsername" . | quote }}
+    || request.operation != "UPDATE" || oldObject == null
+    || object.?status.?ingress.orValue({}) != oldObject.?status.?ingress.orValue({})
+    || object.?status.?lastServiceEvent.orValue("") != oldObject.?status.?lastServiceEvent.orValue("")
+{{- end }}
