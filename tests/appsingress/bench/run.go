@@ -227,26 +227,38 @@ func waitAllReady(ctx context.Context, e *localenv.Env, n int) (time.Time, error
 
 func waitDNS(ctx context.Context, server, name, ip string) (time.Time, error) {
 	var at time.Time
+	var last string
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		if got, err := localenv.LookupA(server, localenv.VLANClient, name); err == nil && got == ip {
+		got, err := localenv.LookupA(server, localenv.VLANClient, name)
+		if err == nil && got == ip {
 			at = time.Now()
 			return true, nil
 		}
+		last = fmt.Sprintf("answer %q, error %v", got, err)
 		return false, nil
 	})
-	return at, err
+	if err != nil {
+		return at, fmt.Errorf("DNS A %s from the VLAN view: want %s, last %s: %w", name, ip, last, err)
+	}
+	return at, nil
 }
 
 func waitProxy(ctx context.Context, port int, sni, ip string) (time.Time, error) {
 	var at time.Time
+	var last string
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		if _, body, err := localenv.GetViaProxy(port, sni); err == nil && strings.Contains(body, "router "+ip+":") {
+		_, body, err := localenv.GetViaProxy(port, sni)
+		if err == nil && strings.Contains(body, "router "+ip+":") {
 			at = time.Now()
 			return true, nil
 		}
+		last = fmt.Sprintf("body %q, error %v", body, err)
 		return false, nil
 	})
-	return at, err
+	if err != nil {
+		return at, fmt.Errorf("TLS with SNI %s through HAProxy: want router %s, last %s: %w", sni, ip, last, err)
+	}
+	return at, nil
 }
 
 // peakRSS is a process's VmHWM in MiB.

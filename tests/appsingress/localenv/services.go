@@ -148,7 +148,7 @@ func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process
 	p := s.Ports
 	op, err := localproc.Start("apps-ingress-operator", filepath.Join(e.dir, "operator.log"), []string{"KUBECONFIG=" + e.Mgmt.Kubeconfig()}, bin,
 		"--namespace="+OperatorNS, "--dns-config-map="+DNSMap, "--proxy-config-map="+ProxyMap, "--proxy-ips="+ProxyIP,
-		"--secret-namespaces="+ClustersNS, "--dns-port="+strconv.Itoa(p.DNS), "--dns-health-address=", "--dns-ready-address=",
+		"--secret-namespaces="+ClustersNS, "--dns-port="+strconv.Itoa(p.DNS), "--dns-zone-dir="+s.DNSOpts.ZoneDir, "--dns-health-address=", "--dns-ready-address=",
 		"--proxy-http-port="+strconv.Itoa(p.HTTP), "--proxy-https-port="+strconv.Itoa(p.HTTPS), "--proxy-api-port="+strconv.Itoa(p.API),
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false", "--log-level=error")
 	if err != nil {
