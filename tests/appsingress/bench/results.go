@@ -50,9 +50,10 @@ type results struct {
 	Missed []string `json:"missed,omitempty"`
 	// AllReadySeconds: from creating the first AppsIngress until all are Ready.
 	AllReadySeconds float64 `json:"allReadySeconds"`
-	// RenderSeconds: one full render of the Corefile and haproxy.cfg for every cluster (in process).
+	// RenderSeconds: one full render of the DNS files (Corefile and zone files) and haproxy.cfg for every cluster (in
+	// process); DNSBytes is the size of all DNS files together.
 	RenderSeconds float64 `json:"renderSeconds"`
-	CorefileBytes int     `json:"corefileBytes"`
+	DNSBytes      int     `json:"dnsBytes"`
 	HAProxyBytes  int     `json:"haproxyCfgBytes"`
 	// OperatorPeakRSSMiB is the operator process's VmHWM at the end.
 	OperatorPeakRSSMiB float64 `json:"operatorPeakRSSMiB"`
@@ -82,7 +83,7 @@ func (r *results) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\tp50 %.3fs\tp95 %.3fs\tmax %.3fs\t(%d)\n", l.name, l.l.P50Seconds, l.l.P95Seconds, l.l.MaxSeconds, l.l.Samples)
 	}
 	fmt.Fprintf(tw, "all Ready\t%.1fs\n", r.AllReadySeconds)
-	fmt.Fprintf(tw, "full render\t%.2fms\t(Corefile %d B, haproxy.cfg %d B)\n", r.RenderSeconds*1000, r.CorefileBytes, r.HAProxyBytes)
+	fmt.Fprintf(tw, "full render\t%.2fms\t(DNS files %d B, haproxy.cfg %d B)\n", r.RenderSeconds*1000, r.DNSBytes, r.HAProxyBytes)
 	fmt.Fprintf(tw, "operator peak RSS\t%.1f MiB\n", r.OperatorPeakRSSMiB)
 	for _, m := range r.Missed {
 		fmt.Fprintf(tw, "missed\t%s\n", m)

@@ -135,7 +135,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	}
 
 	res.OperatorPeakRSSMiB = peakRSS(op.PID())
-	res.RenderSeconds, res.CorefileBytes, res.HAProxyBytes, err = renderTime(ctx, e, s.DNSOpts, s.ProxyOpts)
+	res.RenderSeconds, res.DNSBytes, res.HAProxyBytes, err = renderTime(ctx, e, s.DNSOpts, s.ProxyOpts)
 	return res, err
 }
 
