@@ -10,6 +10,7 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -137,26 +138,50 @@ func (b *bench) ingressesRight(ctx context.Context, ns string, n int, service fu
 	return right, nil
 }
 
+// pendingUpdateRequests lists Kyverno's UpdateRequests that are neither completed nor failed.
+func (b *bench) pendingUpdateRequests(ctx context.Context) ([]string, error) {
+	list, err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var pending []string
+	for _, ur := range list.Items {
+		if state, _, _ := unstructured.NestedString(ur.Object, "status", "state"); state != "Completed" && state != "Failed" {
+			pending = append(pending, ur.GetName())
+		}
+	}
+	return pending, nil
+}
+
+// deletePendingUpdateRequests deletes the UpdateRequests Kyverno left pending and returns how many there were.
+func (b *bench) deletePendingUpdateRequests(ctx context.Context) (int, error) {
+	pending, err := b.pendingUpdateRequests(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, name := range pending {
+		if err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return 0, err
+		}
+	}
+	return len(pending), nil
+}
+
 // waitUpdateRequestsDrained waits until Kyverno has no UpdateRequest left that is not completed or failed.
 func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
 	deadline := time.Now().Add(b.timeout)
 	for time.Now().Before(deadline) {
-		list, err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").List(ctx, metav1.ListOptions{})
+		pending, err := b.pendingUpdateRequests(ctx)
 		if err != nil {
 			return err
 		}
-		pending := 0
-		for _, ur := range list.Items {
-			if state, _, _ := unstructured.NestedString(ur.Object, "status", "state"); state != "Completed" && state != "Failed" {
-				pending++
-			}
-		}
-		if pending == 0 {
+		if len(pending) == 0 {
 			return nil
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	return fmt.Errorf("still pending Kyverno UpdateRequests after %s", b.timeout)
+	pending, _ := b.pendingUpdateRequests(ctx)
+	return fmt.Errorf("%d Kyverno UpdateRequests still pending after %s", len(pending), b.timeout)
 }
 
 // countResolved counts distinct Ingresses vi-<i>-generated (i < n) routing to service(i), until all n are seen, the
