@@ -95,3 +95,24 @@ func (c *Cluster) WaitPoliciesReady(ctx context.Context, selector string) error 
 	}
 	return nil
 }
+
+// UpdateRequestGVR is Kyverno's UpdateRequest: what its admission controller queues for the background controller.
+var UpdateRequestGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v2", Resource: "updaterequests"}
+
+// PendingUpdateRequests returns the UpdateRequests Kyverno's background controller has not finished with: those in
+// none of the states it stops processing (Completed, Failed, Skip).
+func PendingUpdateRequests(ctx context.Context, dyn dynamic.Interface) ([]unstructured.Unstructured, error) {
+	list, err := dyn.Resource(UpdateRequestGVR).Namespace(KyvernoNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var pending []unstructured.Unstructured
+	for _, ur := range list.Items {
+		switch state, _, _ := unstructured.NestedString(ur.Object, "status", "state"); state {
+		case "Completed", "Failed", "Skip":
+		default:
+			pending = append(pending, ur)
+		}
+	}
+	return pending, nil
+}

@@ -12,16 +12,12 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
 const scaleTarget = 60 * time.Second
-
-var updateRequestGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v2", Resource: "updaterequests"}
 
 // scaleRun measures n VirtualIngresses over n existing Services in one namespace, in two phases:
 //  1. the Services are created and their events drained (no VirtualIngress exists yet), then the n VirtualIngresses
@@ -138,40 +134,25 @@ func (b *bench) ingressesRight(ctx context.Context, ns string, n int, service fu
 	return right, nil
 }
 
-// pendingUpdateRequests lists Kyverno's UpdateRequests that are neither completed nor failed.
-func (b *bench) pendingUpdateRequests(ctx context.Context) ([]string, error) {
-	list, err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var pending []string
-	for _, ur := range list.Items {
-		if state, _, _ := unstructured.NestedString(ur.Object, "status", "state"); state != "Completed" && state != "Failed" {
-			pending = append(pending, ur.GetName())
-		}
-	}
-	return pending, nil
-}
-
 // deletePendingUpdateRequests deletes the UpdateRequests Kyverno left pending and returns how many there were.
 func (b *bench) deletePendingUpdateRequests(ctx context.Context) (int, error) {
-	pending, err := b.pendingUpdateRequests(ctx)
+	pending, err := devcluster.PendingUpdateRequests(ctx, b.dyn)
 	if err != nil {
 		return 0, err
 	}
-	for _, name := range pending {
-		if err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	for _, ur := range pending {
+		if err := b.dyn.Resource(devcluster.UpdateRequestGVR).Namespace(devcluster.KyvernoNamespace).Delete(ctx, ur.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return 0, err
 		}
 	}
 	return len(pending), nil
 }
 
-// waitUpdateRequestsDrained waits until Kyverno has no UpdateRequest left that is not completed or failed.
+// waitUpdateRequestsDrained waits until Kyverno has no UpdateRequest left pending.
 func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
 	deadline := time.Now().Add(b.timeout)
 	for time.Now().Before(deadline) {
-		pending, err := b.pendingUpdateRequests(ctx)
+		pending, err := devcluster.PendingUpdateRequests(ctx, b.dyn)
 		if err != nil {
 			return err
 		}
@@ -180,7 +161,7 @@ func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	pending, _ := b.pendingUpdateRequests(ctx)
+	pending, _ := devcluster.PendingUpdateRequests(ctx, b.dyn)
 	return fmt.Errorf("%d Kyverno UpdateRequests still pending after %s", len(pending), b.timeout)
 }
 
@@ -252,7 +233,7 @@ func (b *bench) trackPendingUpdateRequests(ctx context.Context) func() int {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			list, err := b.dyn.Resource(updateRequestGVR).Namespace("kyverno").List(ctx, metav1.ListOptions{})
+			list, err := b.dyn.Resource(devcluster.UpdateRequestGVR).Namespace(devcluster.KyvernoNamespace).List(ctx, metav1.ListOptions{})
 			if err == nil && int64(len(list.Items)) > peak.Load() {
 				peak.Store(int64(len(list.Items)))
 			}

@@ -256,16 +256,14 @@ func assertIngressesKept(t *testing.T, what string, before map[string]string) {
 func waitUpdateRequestsDrained(t *testing.T) {
 	t.Helper()
 	eventually(t, "Kyverno UpdateRequests processed", func() (bool, string, error) {
-		list, err := env.dyn.Resource(updateRequestGVR).Namespace("kyverno").List(context.Background(), metav1.ListOptions{})
+		urs, err := devcluster.PendingUpdateRequests(context.Background(), env.dyn)
 		if err != nil {
 			return false, "", err
 		}
 		var pending []string
-		for _, ur := range list.Items {
+		for _, ur := range urs {
 			state, _, _ := unstructured.NestedString(ur.Object, "status", "state")
-			if state != "Completed" && state != "Failed" && state != "Skip" {
-				pending = append(pending, ur.GetName()+"="+state)
-			}
+			pending = append(pending, ur.GetName()+"="+state)
 		}
 		sort.Strings(pending)
 		return len(pending) == 0, strings.Join(pending, ","), nil

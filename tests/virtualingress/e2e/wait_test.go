@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
@@ -120,5 +119,3 @@ func assertNoIngress(t *testing.T, ns, name string) {
 		t.Fatal(err)
 	}
 }
-
-var updateRequestGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v2", Resource: "updaterequests"}
