@@ -52,6 +52,8 @@ type Options struct {
 	BinDir string
 	// WithKyverno installs Kyverno's CRDs and RBAC and runs its admission and background controllers.
 	WithKyverno bool
+	// KyvernoArgs are flags given to both Kyverno controllers after the chart's, replacing those of the same name.
+	KyvernoArgs []string
 	// Progress receives build and start-up messages. Default: os.Stderr. Use io.Discard to silence.
 	Progress io.Writer
 	// Timeout bounds waiting for readiness after the binaries exist. Default: 3 minutes.

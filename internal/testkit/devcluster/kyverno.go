@@ -92,14 +92,14 @@ func (c *Cluster) startKyverno(ctx context.Context) error {
 		if err := c.serviceAccountKubeconfig(ctx, k.ctrl.serviceAccount, kubeconfig); err != nil {
 			return err
 		}
-		args := overrideArgs(k.ctrl.args, append([]string{
+		args := overrideArgs(k.ctrl.args, slices.Concat([]string{
 			"--kubeconfig=" + kubeconfig,
 			"--metricsHost=127.0.0.1",
 			// The logs go to files; colour codes would only make them harder to grep.
 			"--disableLogColor",
 			// controller-runtime's metrics server would bind :8080 on every interface.
 			"--controllerRuntimeMetricsAddress=0",
-		}, k.extra...))
+		}, k.extra, c.opts.KyvernoArgs))
 		p := &process{name: k.component, bin: k.bin, args: args, env: k.ctrl.env, dataDir: c.dir, detach: c.opts.Detach}
 		c.mu.Lock()
 		c.procs[p.name] = p

@@ -42,7 +42,7 @@ const (
 type options struct {
 	creates, recreates, scale, burst int
 	engines, out, dir                string
-	timeout                          time.Duration
+	timeout, burstTimeout            time.Duration
 }
 
 // bench holds the clients every measurement uses, and the state of the engine being measured.
@@ -51,13 +51,18 @@ type bench struct {
 	kube    kubernetes.Interface
 	dyn     dynamic.Interface
 	timeout time.Duration
+	// burstTimeout bounds the wait for a burst of Service recreations to be followed: the status controller's
+	// repairs of what Kyverno dropped come over minutes.
+	burstTimeout time.Duration
 
 	// engine is the policy engine under measurement; namespaces are the ones its measurements created.
 	engine     string
 	namespaces []string
 	// skippedBefore is the count of UpdateRequests skipped by threshold when the engine's run started.
 	skippedBefore int
-	kyverno       *supervisor
+	// failedBefore is the count of UpdateRequests Kyverno failed to create when the engine's run started.
+	failedBefore int
+	kyverno      *supervisor
 }
 
 func main() {
@@ -70,6 +75,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "_output/bench/virtualingress.json", "where to write the results as JSON")
 	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench in the repository)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long one measurement may wait for convergence")
+	flag.DurationVar(&o.burstTimeout, "burst-timeout", 30*time.Minute, "how long the burst of Service recreations may take to be followed")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -94,7 +100,7 @@ func run(o options) error {
 	if o.dir == "" {
 		o.dir = filepath.Join(root, ".devcluster", "bench")
 	}
-	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: o.dir, WithKyverno: true, Timeout: 5 * time.Minute})
+	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: o.dir, WithKyverno: true, KyvernoArgs: kyvernoArgs, Timeout: 5 * time.Minute})
 	if err != nil {
 		return err
 	}
@@ -115,7 +121,7 @@ func run(o options) error {
 	cfg.QPS, cfg.Burst = 500, 1000
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
 	defer stopSupervising()
-	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout,
+	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout, burstTimeout: o.burstTimeout,
 		kyverno: newSupervisor(superviseCtx, cluster)}
 	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {
@@ -144,6 +150,7 @@ func run(o options) error {
 		res.Engines[engine] = r
 		if res.Floor != nil && res.Floor.Error == "" && r.Scale != nil && r.Scale.Error == "" {
 			r.Scale.FloorRatio = r.Scale.ConvergeSeconds / res.Floor.ConvergeSeconds
+			r.Scale.FloorRatioUpperBound = res.Floor.Generated < res.Floor.Triggers
 		}
 		if err != nil {
 			// Without a clean cluster the next engine's figures would mean nothing.
@@ -210,7 +217,7 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	r := &engineResults{}
 	defer func() { r.WallSeconds = time.Since(start).Seconds() }()
 	b.engine, b.namespaces = engine, nil
-	b.skippedBefore = b.skippedByThreshold()
+	b.skippedBefore, b.failedBefore = b.skippedByThreshold(), b.failedToCreate()
 
 	fmt.Printf("[%s] helm install with policy.engine=%s\n", engine, engine)
 	if err := release.Install(ctx, map[string]any{"policy": map[string]any{"engine": engine}}); err != nil {

@@ -72,3 +72,9 @@ func (s *supervisor) take() map[string]int {
 	s.restarts = map[string]int{}
 	return out
 }
+
+// kyvernoArgs lengthen Kyverno's leader election (default retry period 2 s: renew deadline 10 s, lease 12 s). Under
+// the scale run's burst the lease renewal waits behind the controller's own requests in its client rate limiter
+// (100 QPS), misses the deadline, and the controller exits, losing the UpdateRequests it had not written yet. The
+// rate limits, workers and thresholds that the figures measure stay Kyverno's defaults.
+var kyvernoArgs = []string{"--leaderElectionRetryPeriod=10s"}
