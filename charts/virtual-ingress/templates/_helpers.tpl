@@ -259,18 +259,27 @@ cel.bind(vis, globalContext.Get({{ include "virtual-ingress.virtualIngressesCach
 {{- end }}
 
 {{/*
-matchConditions of the GeneratingPolicy: an update by the status controller that changes neither the resolved Ingress
-(status.ingress, recomputed by the resolve policy on every write) nor status.lastServiceEvent (which its repairs set)
-makes no UpdateRequest, so writing the Ready condition costs Kyverno nothing. Every other request matches: other
-writers, creations, and Kyverno's background re-evaluations (which carry their original requester). The ClusterPolicy
-engine cannot have them: Kyverno 1.19's CLI (`kyverno test`, `kyverno apply`) crashes on a ClusterPolicy with
-spec.webhookConfiguration.matchConditions (kyverno/kyverno#15833), and a rule's own match may not change on upgrade.
+matchConditions of the GeneratingPolicy: an update that changes nothing the Ingress is made of makes no UpdateRequest
+when it comes from one of the two writers that only ever touch status:
+- the status controller, unless it changes status.lastServiceEvent (its repairs set it to make Kyverno regenerate);
+  so writing the Ready condition costs Kyverno nothing;
+- Kyverno's background controller (the service-events policy's touch) when resolution did not change status.ingress
+  (status.ingress is recomputed by the resolve policy on every write, before this check): a Service deleted while
+  its Ingress is kept, or an event that changed nothing. In a burst of Service recreations that halves the generation
+  requests competing for Kyverno's queue (updateRequestThreshold). An Ingress that diverged anyway is the status
+  controller's to repair.
+Every other request matches: other writers, creations, and Kyverno's background re-evaluations (which carry their
+original requester). The ClusterPolicy engine cannot have them: Kyverno 1.19's CLI (`kyverno test`, `kyverno apply`)
+crashes on a ClusterPolicy with spec.webhookConfiguration.matchConditions (kyverno/kyverno#15833), and a rule's own
+match may not change on upgrade.
 */}}
 {{- define "virtual-ingress.generateMatchConditions" -}}
+{{- $accounts := .Values.rbac.kyvernoServiceAccounts }}
 - name: not-a-status-only-write
   expression: >-
-    request.userInfo.?username.orValue("") != {{ include "virtual-ingress.controllerUsername" . | quote }}
-    || request.operation != "UPDATE" || oldObject == null
+    request.operation != "UPDATE" || oldObject == null
     || object.?status.?ingress.orValue({}) != oldObject.?status.?ingress.orValue({})
-    || object.?status.?lastServiceEvent.orValue("") != oldObject.?status.?lastServiceEvent.orValue("")
+    || (request.userInfo.?username.orValue("") == {{ include "virtual-ingress.controllerUsername" . | quote }}
+      ? object.?status.?lastServiceEvent.orValue("") != oldObject.?status.?lastServiceEvent.orValue("")
+      : {{ if $accounts.backgroundController }}request.userInfo.?username.orValue("") != {{ printf "system:serviceaccount:%s:%s" $accounts.namespace $accounts.backgroundController | quote }}{{ else }}true{{ end }})
 {{- end }}

@@ -22,32 +22,17 @@ var (
 	viGVR = schema.GroupVersionResource{Group: "virtual-ingress.io", Version: "v1alpha1", Resource: "virtualingresses"}
 )
 
-const statusController = "system:serviceaccount:" + render.Namespace + ":virtual-ingress-controller"
+const (
+	statusController  = "system:serviceaccount:" + render.Namespace + ":virtual-ingress-controller"
+	kyvernoBackground = "system:serviceaccount:kyverno:kyverno-background-controller"
+)
 
-// TestGenerateSkipsOnlyTheStatusControllersNoOpWrites evaluates the GeneratingPolicy's matchConditions with
-// kube-apiserver's own webhook match-condition code: a Ready write of the status controller that changes nothing the
-// Ingress is made of makes no generation; everything that may change the Ingress does.
-func TestGenerateSkipsOnlyTheStatusControllersNoOpWrites(t *testing.T) {
-	resolved := func(service string, extra map[string]any) *unstructured.Unstructured {
-		status := map[string]any{
-			"ingress": map[string]any{"name": "shop-generated", "spec": map[string]any{"rules": []any{
-				map[string]any{"host": "shop.example.com", "http": map[string]any{"paths": []any{map[string]any{
-					"path": "/", "pathType": "Prefix",
-					"backend": map[string]any{"service": map[string]any{"name": service, "port": map[string]any{"number": int64(80)}}},
-				}}}},
-			}}},
-			"conditions": []any{map[string]any{"type": "Resolved", "status": "True"}},
-		}
-		for k, v := range extra {
-			status[k] = v
-		}
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "virtual-ingress.io/v1alpha1", "kind": "VirtualIngress",
-			"metadata": map[string]any{"name": "shop", "namespace": "team-a", "resourceVersion": "7"},
-			"spec":     map[string]any{},
-			"status":   status,
-		}}
-	}
+// TestGenerateSkipsOnlyStatusWritersNoOpWrites evaluates the GeneratingPolicy's matchConditions with kube-apiserver's
+// own webhook match-condition code: a Ready write of the status controller, or a touch of Kyverno's background
+// controller, that changes nothing the Ingress is made of makes no generation; everything that may change the Ingress
+// does, and so does every write of anyone else.
+func TestGenerateSkipsOnlyStatusWritersNoOpWrites(t *testing.T) {
+	resolved := resolvedVirtualIngress
 	ready := map[string]any{"conditions": []any{
 		map[string]any{"type": "Resolved", "status": "True"},
 		map[string]any{"type": "Ready", "status": "True", "reason": "IngressUpToDate"},
@@ -67,14 +52,22 @@ func TestGenerateSkipsOnlyTheStatusControllersNoOpWrites(t *testing.T) {
 			resolved("abc12", map[string]any{"lastServiceEvent": "repair at 2026-11-24T10:00:00Z: missing"}), resolved("abc12", nil), true},
 		{"another user's identical update", admission.Update, "system:serviceaccount:team-a:deployer",
 			resolved("abc12", ready), resolved("abc12", nil), true},
-		{"Kyverno's background touch", admission.Update, "system:serviceaccount:kyverno:kyverno-background-controller",
-			resolved("abc12", map[string]any{"lastServiceEvent": "Service abc12 deleted"}), resolved("abc12", nil), true},
+		{"Kyverno's background touch that left status.ingress alone", admission.Update, kyvernoBackground,
+			resolved("abc12", map[string]any{"lastServiceEvent": "DELETE Service abc12"}), resolved("abc12", nil), false},
+		{"Kyverno's background touch that re-resolved", admission.Update, kyvernoBackground,
+			resolved("def34", map[string]any{"lastServiceEvent": "CREATE Service def34"}), resolved("abc12", nil), true},
+		{"Kyverno's background touch of a VirtualIngress resolved for the first time", admission.Update, kyvernoBackground,
+			resolved("def34", nil), &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "virtual-ingress.io/v1alpha1", "kind": "VirtualIngress",
+				"metadata": map[string]any{"name": "shop", "namespace": "team-a", "resourceVersion": "7"},
+				"spec":     map[string]any{},
+			}}, true},
 		{"creation by the status controller's user name", admission.Create, statusController,
 			resolved("abc12", nil), nil, true},
 		{"a request without a user name (a background re-evaluation)", admission.Update, "",
 			resolved("abc12", ready), resolved("abc12", nil), true},
 	}
-	conditions := generateMatchConditions(t)
+	conditions := generateMatchConditions(t, map[string]any{})
 	if len(conditions) == 0 {
 		t.Fatal("the GeneratingPolicy has no matchConditions")
 	}
@@ -86,15 +79,81 @@ func TestGenerateSkipsOnlyTheStatusControllersNoOpWrites(t *testing.T) {
 	}
 }
 
+// TestGenerateKeepsTouchesWithoutKyvernosUserName: with the background controller's ServiceAccount not named (RBAC
+// by aggregation alone), its touches cannot be told apart and all generate.
+func TestGenerateKeepsTouchesWithoutKyvernosUserName(t *testing.T) {
+	conditions := generateMatchConditions(t, map[string]any{"rbac": map[string]any{"kyvernoServiceAccounts": map[string]any{"backgroundController": ""}}})
+	matcher := compileMatchConditions(t, conditions)
+	obj, old := resolvedVirtualIngress("abc12", map[string]any{"lastServiceEvent": "DELETE Service abc12"}), resolvedVirtualIngress("abc12", nil)
+	if !match(t, matcher, admission.Update, kyvernoBackground, obj, old) {
+		t.Error("a touch that left status.ingress alone makes no generation, want one")
+	}
+	if match(t, matcher, admission.Update, statusController, resolvedVirtualIngress("abc12", map[string]any{"conditions": []any{}}), old) {
+		t.Error("the status controller's Ready write generates, want not")
+	}
+}
+
+// resolvedVirtualIngress is a VirtualIngress whose status.ingress routes to service, with extra status fields.
+func resolvedVirtualIngress(service string, extra map[string]any) *unstructured.Unstructured {
+	status := map[string]any{
+		"ingress": map[string]any{"name": "shop-generated", "spec": map[string]any{"rules": []any{
+			map[string]any{"host": "shop.example.com", "http": map[string]any{"paths": []any{map[string]any{
+				"path": "/", "pathType": "Prefix",
+				"backend": map[string]any{"service": map[string]any{"name": service, "port": map[string]any{"number": int64(80)}}},
+			}}}},
+		}}},
+		"conditions": []any{map[string]any{"type": "Resolved", "status": "True"}},
+	}
+	for k, v := range extra {
+		status[k] = v
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "virtual-ingress.io/v1alpha1", "kind": "VirtualIngress",
+		"metadata": map[string]any{"name": "shop", "namespace": "team-a", "resourceVersion": "7"},
+		"spec":     map[string]any{},
+		"status":   status,
+	}}
+}
+
+// TestIngressNameCheckSkipsOnlyStatusWritersUpdates: the ValidatingPolicy's live read of the Ingress is spared for
+// the updates of the two writers that only touch status, never for a creation or anyone else's update.
+func TestIngressNameCheckSkipsOnlyStatusWritersUpdates(t *testing.T) {
+	matcher := compileMatchConditions(t, policyMatchConditions(t, "ValidatingPolicy", "virtual-ingress-ingress-name", map[string]any{}))
+	obj, old := resolvedVirtualIngress("abc12", nil), resolvedVirtualIngress("abc12", nil)
+	for _, c := range []struct {
+		name string
+		op   admission.Operation
+		user string
+		old  *unstructured.Unstructured
+		want bool
+	}{
+		{"status controller's update", admission.Update, statusController, old, false},
+		{"Kyverno's touch", admission.Update, kyvernoBackground, old, false},
+		{"a user's update", admission.Update, "system:serviceaccount:team-a:deployer", old, true},
+		{"a creation by the status controller's user name", admission.Create, statusController, nil, true},
+	} {
+		if got := match(t, matcher, c.op, c.user, obj, c.old); got != c.want {
+			t.Errorf("%s: checked = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // generateMatchConditions returns spec.matchConditions of the rendered generate GeneratingPolicy.
-func generateMatchConditions(t *testing.T) []admissionregistrationv1.MatchCondition {
+func generateMatchConditions(t *testing.T, values map[string]any) []admissionregistrationv1.MatchCondition {
 	t.Helper()
-	docs, err := render.Render(chartDir, nil, map[string]any{"policy": map[string]any{"engine": "generatingPolicy"}})
+	return policyMatchConditions(t, "GeneratingPolicy", "virtual-ingress-generate", values)
+}
+
+// policyMatchConditions returns spec.matchConditions of a policy the chart renders with the generatingPolicy engine.
+func policyMatchConditions(t *testing.T, kind, name string, values map[string]any) []admissionregistrationv1.MatchCondition {
+	t.Helper()
+	values["policy"] = map[string]any{"engine": "generatingPolicy"}
+	docs, err := render.Render(chartDir, nil, values)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range docs {
-		if d.Object.GetKind() != "GeneratingPolicy" || d.Object.GetName() != "virtual-ingress-generate" {
+		if d.Object.GetKind() != kind || d.Object.GetName() != name {
 			continue
 		}
 		raw, _, err := unstructured.NestedSlice(d.Object.Object, "spec", "matchConditions")
@@ -108,7 +167,7 @@ func generateMatchConditions(t *testing.T) []admissionregistrationv1.MatchCondit
 		}
 		return out
 	}
-	t.Fatal("no GeneratingPolicy virtual-ingress-generate rendered")
+	t.Fatalf("no %s %s rendered", kind, name)
 	return nil
 }
 
