@@ -30,6 +30,7 @@ func parseFlags() flags {
 	flag.DurationVar(&f.opts.Grace, "grace", 5*time.Second, "how long a missing or outdated Ingress goes unreported while Kyverno generates it")
 	flag.DurationVar(&f.opts.RepairAfter, "repair-after", 30*time.Second, "how long a divergence lasts, with nothing pending in Kyverno, before the VirtualIngress is written again")
 	flag.DurationVar(&f.opts.MaxRepairBackoff, "max-repair-backoff", 10*time.Minute, "longest wait between two repairs of one VirtualIngress")
+	flag.IntVar(&f.opts.UpdateRequestThreshold, "kyverno-update-request-threshold", 1000, "Kyverno's updateRequestThreshold: repairs wait while nine tenths of it exist")
 	flag.DurationVar(&f.opts.Resync, "resync", 10*time.Minute, "re-check every VirtualIngress this often without events")
 	flag.IntVar(&f.opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 2, "VirtualIngresses checked in parallel")
 	f.manager.Register(flag.CommandLine, 20, 40)

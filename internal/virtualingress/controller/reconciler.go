@@ -68,8 +68,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	v := decide(in)
 	// Once here, so that the comparison, the condition, the Event and a repair's note all carry the same text.
 	v.message = sanitize(v.message)
+	full := false
+	if v.repairable && !pending {
+		if full, err = r.queueFull(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	now := r.clock.Now()
-	report, repair, wait := r.plan(obj.GetUID(), v, pending, now)
+	report, repair, wait := r.plan(obj.GetUID(), v, pending, full, now)
 	current := vi.condition(ConditionReady)
 	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != v.message
 	if (report && changed) || repair {
@@ -154,8 +160,21 @@ func (r *Reconciler) selectedServices(ctx context.Context, ns string, backends [
 	return out, nil
 }
 
-// plan decides whether to report the verdict now, whether to repair, and when to look again.
-func (r *Reconciler) plan(uid types.UID, v verdict, pending bool, now time.Time) (report, repair bool, wait time.Duration) {
+// queueFull tells whether Kyverno's UpdateRequests are so many that Kyverno would drop the one a repair makes
+// (updateRequestThreshold counts every UpdateRequest, not only pending ones). Its queue is read from the cache, which
+// trails the API server by the repairs just made: the headroom below the threshold absorbs them.
+func (r *Reconciler) queueFull(ctx context.Context) (bool, error) {
+	requests := newUpdateRequestList()
+	if err := r.client.List(ctx, requests, client.InNamespace(r.opts.KyvernoNamespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, err
+	}
+	return len(requests.Items) >= r.opts.UpdateRequestThreshold*9/10, nil
+}
+
+// plan decides whether to report the verdict now, whether to repair, and when to look again. A repair that is due
+// while Kyverno's queue is full waits for room without counting as a repair: it would be dropped, and the doubling
+// back-off would then delay the next one for nothing.
+func (r *Reconciler) plan(uid types.UID, v verdict, pending, full bool, now time.Time) (report, repair bool, wait time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !v.transient && !v.repairable {
@@ -181,6 +200,9 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending bool, now time.Time)
 	}
 	// While Kyverno still holds a request for this VirtualIngress, it is working on it (and retries failures itself).
 	if v.repairable && !pending && !now.Before(next) {
+		if full {
+			return true, false, r.opts.Grace
+		}
 		d.lastRepair = now
 		d.repairs++
 		return true, true, r.backoff(d.repairs)

@@ -39,6 +39,9 @@ type Options struct {
 	RepairAfter time.Duration
 	// MaxRepairBackoff caps the wait between repairs. Default 10 min.
 	MaxRepairBackoff time.Duration
+	// UpdateRequestThreshold is Kyverno's updateRequestThreshold (its ConfigMap): with nine tenths of it in Kyverno's
+	// namespace, repairs wait, since Kyverno would drop the requests they make. Default 1000, Kyverno's default.
+	UpdateRequestThreshold int
 	// Resync re-checks every VirtualIngress this often even without events. Default 10 min.
 	Resync time.Duration
 	// MaxConcurrentReconciles of VirtualIngresses. Default 2.
@@ -64,6 +67,9 @@ func (o *Options) defaults() error {
 	setDefault(&o.RepairAfter, 30*time.Second)
 	setDefault(&o.MaxRepairBackoff, 10*time.Minute)
 	setDefault(&o.Resync, 10*time.Minute)
+	if o.UpdateRequestThreshold <= 0 {
+		o.UpdateRequestThreshold = 1000
+	}
 	if o.MaxConcurrentReconciles <= 0 {
 		o.MaxConcurrentReconciles = 2
 	}
