@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 )
 
 // The floor is what Kyverno itself costs for the scale run's job: a generate ClusterPolicy without context (no
@@ -42,6 +44,9 @@ type floorResult struct {
 	// bound.
 	SkippedByThreshold int `json:"updateRequestsSkippedByThreshold"`
 	FailedToCreate     int `json:"updateRequestsFailedToCreate"`
+	// GaveUp counts the floor's UpdateRequests Kyverno left Failed after its retries; GaveUpMessage is one's message.
+	GaveUp        int    `json:"updateRequestsFailedForGood"`
+	GaveUpMessage string `json:"updateRequestFailure,omitempty"`
 	// KyvernoRestarts counts the restarts of Kyverno's controllers during the run (see supervisor).
 	KyvernoRestarts map[string]int `json:"kyvernoRestarts,omitempty"`
 	Error           string         `json:"error,omitempty"`
@@ -89,25 +94,112 @@ func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
 		return nil, err
 	}
 	created := time.Since(start)
-	// Nothing repairs what Kyverno drops here: once its queue is empty, the Ingresses that are missing never come.
-	drained := make(chan struct{})
+	// Nothing repairs what Kyverno drops here: once it has nothing left to do, the Ingresses that are missing never
+	// come.
+	settled, counted := make(chan struct{}), make(chan struct{})
+	var gaveUp floorRequests
 	go func() {
-		defer close(drained)
-		_ = b.waitUpdateRequestsDrained(ctx)
+		defer close(settled)
+		gaveUp = b.waitFloorSettled(ctx, counted)
 	}()
-	generated, last := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout, drained)
+	seen, _ := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout, settled)
+	if seen < n {
+		// The watch may have ended under the load (the API server drops watchers that fall behind): wait for Kyverno
+		// anyway, and count from a list below.
+		select {
+		case <-settled:
+		case <-time.After(time.Until(start.Add(created + b.timeout))):
+		}
+	}
+	close(counted)
+	<-settled
+	generated, last, err := b.floorIngresses(ctx, ns, n)
+	if err != nil {
+		return nil, err
+	}
+	if last.Before(start) {
+		last = start
+	}
 	r := &floorResult{
 		Triggers: n, CreateSeconds: created.Seconds(), ConvergeSeconds: last.Sub(start).Seconds(), Generated: generated,
 		SkippedByThreshold: b.skippedByThreshold() - skippedBefore, FailedToCreate: b.failedToCreate() - failedBefore,
-		KyvernoRestarts: b.kyverno.take(),
+		GaveUp: gaveUp.count, GaveUpMessage: gaveUp.message, KyvernoRestarts: b.kyverno.take(),
 	}
 	// A floor missing Ingresses that Kyverno did not say it dropped is no floor: its time would be that of a smaller
 	// job of unknown size.
-	if missing := n - generated - r.SkippedByThreshold - r.FailedToCreate; missing > 0 {
-		r.Error = fmt.Sprintf("%d of %d Ingresses never came within %s (UpdateRequests dropped by the threshold %d, failed to create %d; Kyverno restarts: %v)",
-			missing, n, b.timeout, r.SkippedByThreshold, r.FailedToCreate, r.KyvernoRestarts)
+	if missing := n - generated - r.SkippedByThreshold - r.FailedToCreate - r.GaveUp; missing > 0 {
+		r.Error = fmt.Sprintf("%d of %d Ingresses never came within %s (UpdateRequests dropped by the threshold %d, failed to create %d, failed for good %d; Kyverno restarts: %v)",
+			missing, n, b.timeout, r.SkippedByThreshold, r.FailedToCreate, r.GaveUp, r.KyvernoRestarts)
 	}
 	return r, nil
+}
+
+// floorIngresses counts the floor's Ingresses that route to their Service, from a list, and returns when the last of
+// them was created. A floor Ingress is created once, already right, so its creationTimestamp (whole seconds) is when
+// it came; unlike a watch, a list cannot miss one.
+func (b *bench) floorIngresses(ctx context.Context, ns string, n int) (int, time.Time, error) {
+	list, err := b.kube.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	generated, last := 0, time.Time{}
+	for i := range list.Items {
+		ing := &list.Items[i]
+		var idx int
+		if _, err := fmt.Sscanf(ing.Name, "vi-%d-generated", &idx); err != nil || idx >= n || firstService(ing) != fmt.Sprintf("svc-%d", idx) {
+			continue
+		}
+		generated++
+		if t := ing.CreationTimestamp.Time; t.After(last) {
+			last = t
+		}
+	}
+	return generated, last, nil
+}
+
+// floorRequests are the floor's UpdateRequests that Kyverno failed for good, and the message of one of them.
+type floorRequests struct {
+	count   int
+	message string
+}
+
+// waitFloorSettled returns once Kyverno has nothing left to do for the floor, or stop is closed: no UpdateRequest of
+// the floor's policy pending, and the failed ones unchanged for floorGiveUp. Kyverno turns a Failed request back to
+// Pending and retries it, up to ten times with a back-off of seconds, then leaves it Failed.
+func (b *bench) waitFloorSettled(ctx context.Context, stop <-chan struct{}) floorRequests {
+	const floorGiveUp = 30 * time.Second
+	var failed floorRequests
+	var failedSince time.Time
+	for {
+		// Kyverno labels a generate request with its policy's name; the selector keeps the API server from sending
+		// any other request (each carries its admission payload) while it is being measured.
+		list, err := b.dyn.Resource(devcluster.UpdateRequestGVR).Namespace(devcluster.KyvernoNamespace).List(ctx,
+			metav1.ListOptions{LabelSelector: "generate.kyverno.io/policy-name=" + floorPolicy})
+		if err == nil {
+			pending, now := 0, floorRequests{}
+			for _, ur := range list.Items {
+				switch state, _, _ := unstructured.NestedString(ur.Object, "status", "state"); state {
+				case "Completed", "Skip":
+				case "Failed":
+					now.count++
+					now.message, _, _ = unstructured.NestedString(ur.Object, "status", "message")
+				default:
+					pending++
+				}
+			}
+			if now.count != failed.count {
+				failed, failedSince = now, time.Now()
+			}
+			if pending == 0 && (failed.count == 0 || time.Since(failedSince) >= floorGiveUp) {
+				return failed
+			}
+		}
+		select {
+		case <-stop:
+			return failed
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 func (b *bench) installFloor(ctx context.Context) error {

@@ -21,6 +21,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -50,6 +51,7 @@ type bench struct {
 	cluster *devcluster.Cluster
 	kube    kubernetes.Interface
 	dyn     dynamic.Interface
+	meta    metadata.Interface
 	timeout time.Duration
 	// burstTimeout bounds the wait for a burst of Service recreations to be followed: the status controller's
 	// repairs of what Kyverno dropped come over minutes.
@@ -121,7 +123,8 @@ func run(o options) error {
 	cfg.QPS, cfg.Burst = 500, 1000
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
 	defer stopSupervising()
-	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), timeout: o.timeout, burstTimeout: o.burstTimeout,
+	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), meta: metadata.NewForConfigOrDie(cfg),
+		timeout: o.timeout, burstTimeout: o.burstTimeout,
 		kyverno: newSupervisor(superviseCtx, cluster)}
 	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {

@@ -51,7 +51,8 @@ type scale struct {
 	LostUpdateRequests int     `json:"lostUpdateRequests"`
 	SkippedByThreshold int     `json:"updateRequestsSkippedByThreshold"`
 	FailedToCreate     int     `json:"updateRequestsFailedToCreate"`
-	PeakUpdateRequests int     `json:"peakPendingUpdateRequests"`
+	// PeakUpdateRequests is the most UpdateRequests that existed at once: what Kyverno's threshold counts.
+	PeakUpdateRequests int     `json:"peakUpdateRequests"`
 	APIRequestsPerVI   float64 `json:"apiRequestsPerVirtualIngress"`
 	BurstRecreations   int     `json:"burstServiceRecreations"`
 	BurstFollowed      int     `json:"burstIngressesFollowed"`
@@ -191,7 +192,7 @@ func scaleRows(burst int) []row {
 		{"scale: resolved / lost (target: lost = 0)", cell(func(s *scale) string {
 			return fmt.Sprintf("%d / %d %s", s.Resolved, s.LostUpdateRequests, verdict(s.LostUpdateRequests == 0))
 		})},
-		{"scale: UpdateRequests skipped by threshold / failed to create / peak pending", cell(func(s *scale) string {
+		{"scale: UpdateRequests skipped by threshold / failed to create / peak existing", cell(func(s *scale) string {
 			return fmt.Sprintf("%d / %d / %d", s.SkippedByThreshold, s.FailedToCreate, s.PeakUpdateRequests)
 		})},
 		{"scale: API requests per VirtualIngress (all clients)", cell(func(s *scale) string { return fmt.Sprintf("%.1f", s.APIRequestsPerVI) })},
@@ -236,8 +237,11 @@ func (r results) print(out io.Writer, burst int) {
 	rows = append(rows, row{"wall time of the engine's run", seconds("%.0f s", func(e *engineResults) float64 { return e.WallSeconds })})
 
 	if f := r.Floor; f != nil {
-		fmt.Fprintf(out, "\nfloor (one context-free generate ClusterPolicy, %d triggers over %d Services in one namespace): created in %.1f s, %d Ingresses in %.1f s (UpdateRequests Kyverno dropped, never repaired: %d by its threshold, %d failed to create), Kyverno restarted %d times\n",
-			f.Triggers, f.Triggers, f.CreateSeconds, f.Generated, f.ConvergeSeconds, f.SkippedByThreshold, f.FailedToCreate, sum(f.KyvernoRestarts))
+		fmt.Fprintf(out, "\nfloor (one context-free generate ClusterPolicy, %d triggers over %d Services in one namespace): created in %.1f s, %d Ingresses in %.1f s (UpdateRequests Kyverno dropped, never repaired: %d by its threshold, %d failed to create, %d failed for good), Kyverno restarted %d times\n",
+			f.Triggers, f.Triggers, f.CreateSeconds, f.Generated, f.ConvergeSeconds, f.SkippedByThreshold, f.FailedToCreate, f.GaveUp, sum(f.KyvernoRestarts))
+		if f.GaveUpMessage != "" {
+			fmt.Fprintf(out, "one failed for good: %s\n", f.GaveUpMessage)
+		}
 		if f.Generated < f.Triggers && f.Error == "" {
 			fmt.Fprintln(out, "the floor did less than the whole job: its time is a lower bound, and the ratios to it upper bounds (shown as <=)")
 		}
