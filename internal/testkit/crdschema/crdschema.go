@@ -12,6 +12,7 @@ import (
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -105,9 +106,12 @@ func (v *Validator) Validate(ctx context.Context, obj *unstructured.Unstructured
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	var errs field.ErrorList
+	// The API server prunes, then applies the schema's defaults, then validates: CEL rules may rely on a default
+	// (HTTPRoute's backendRef rules read group and kind, which default to "" and Service).
 	for _, path := range pruning.PruneWithOptions(content, ver.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		errs = append(errs, field.Invalid(field.NewPath(path), nil, fmt.Sprintf("unknown field %q", path)))
 	}
+	structuraldefaulting.Default(content, ver.structural)
 	errs = append(errs, validation.ValidateCustomResource(nil, content, ver.schema)...)
 	celErrs, _ := ver.cel.Validate(ctx, nil, ver.structural, content, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)

@@ -170,18 +170,7 @@ func (c *Cluster) applyKyvernoCRDs(ctx context.Context, a *applier, modDir strin
 			}
 		}
 	}
-	return c.waitFor(ctx, "Kyverno's CRDs to be established", func(ctx context.Context) (bool, error) {
-		for _, name := range names {
-			crd, err := a.dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			if !conditionTrue(crd, "Established") {
-				return false, fmt.Errorf("CRD %s not established yet", name)
-			}
-		}
-		return true, nil
-	})
+	return c.waitEstablished(ctx, a, "Kyverno's CRDs", names)
 }
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
