@@ -155,6 +155,10 @@ docs-check: bin/helm-docs ## Fail if a chart README.md is not what `make docs` g
 unit: ## go test $(PKGS) (default ./...)
 	$(GO) test $(PKGS)
 
+.PHONY: generate
+generate: ## Regenerate generated code and CRDs (go generate ./...: the apps-ingress API, the VirtualHTTPRoute CRD)
+	$(GO) generate ./...
+
 .PHONY: golden
 golden: bin/policytest | $(JUNIT_DIR) ## Compare chart renders with tests/<product>/golden; fail if policies/ is stale
 	bin/policytest golden --junit $(JUNIT_DIR)/golden.xml

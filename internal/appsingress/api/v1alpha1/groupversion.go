@@ -3,7 +3,7 @@
 // and TLS-passthrough proxy routes to it.
 //
 // The CRD in charts/apps-ingress-operator/crds and zz_generated.deepcopy.go are generated from these types:
-// go generate ./internal/appsingress/api/... (make generate-appsingress).
+// go generate ./internal/appsingress/api/... (make generate).
 //
 // +kubebuilder:object:generate=true
 // +groupName=hostedcluster.virtual-ingress.io
