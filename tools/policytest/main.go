@@ -48,6 +48,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newGoldenCommand(), newSyncCommand(), newKyvernoCommand(), newPreviewCommand(), newCompareCommand())
+	root.AddCommand(newGoldenCommand(), newSyncCommand(), newKyvernoCommand(), newPreviewCommand(), newCompareCommand(), newConvertCommand())
 	return root
 }
