@@ -1,6 +1,6 @@
-// Command virtual-ingress-controller is virtual-ingress's status controller: it checks the Ingresses Kyverno generates
-// from VirtualIngresses, sets each VirtualIngress's Ready condition from the Ingress's real state, and repairs what
-// Kyverno dropped. See internal/virtualingress/controller and the chart's README.
+// Command virtual-ingress-controller is virtual-ingress's status controller: it checks the Ingresses (HTTPRoutes)
+// Kyverno generates from VirtualIngresses (VirtualHTTPRoutes), sets each one's Ready condition from the generated
+// object's real state, and repairs what Kyverno dropped. See internal/virtualingress/controller and the chart's README.
 package main
 
 import (
@@ -32,7 +32,8 @@ func parseFlags() flags {
 	flag.DurationVar(&f.opts.MaxRepairBackoff, "max-repair-backoff", 10*time.Minute, "longest wait between two repairs of one VirtualIngress")
 	flag.IntVar(&f.opts.UpdateRequestThreshold, "kyverno-update-request-threshold", 1000, "Kyverno's updateRequestThreshold: repairs wait while nine tenths of it exist")
 	flag.DurationVar(&f.opts.Resync, "resync", 10*time.Minute, "re-check every VirtualIngress this often without events")
-	flag.IntVar(&f.opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 2, "VirtualIngresses checked in parallel")
+	flag.IntVar(&f.opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 2, "objects of each kind checked in parallel")
+	flag.BoolVar(&f.opts.Routes, "routes", false, "check VirtualHTTPRoutes too (the cluster must serve Gateway API's HTTPRoute)")
 	f.manager.Register(flag.CommandLine, 20, 40)
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader election Lease (default: $POD_NAMESPACE)")
 	flag.Parse()

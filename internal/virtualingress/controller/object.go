@@ -4,14 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// GVK of the VirtualIngress CRD. The controller reads it unstructured: the chart's CRD is the schema's source of truth.
-var GVK = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualIngress"}
 
 // Condition types: Resolved is the resolve policy's, Ready this controller's.
 const (
@@ -19,24 +14,30 @@ const (
 	ConditionReady    = "Ready"
 )
 
-// backend is one entry of status.backends, as the resolve policy writes it.
+// backend is one entry of status.backends, as the resolve policies write it. PortName and Port are a
+// VirtualHTTPRoute's: the port name a backendRef asks for and the number it resolved to.
 type backend struct {
 	Field       string            `json:"field"`
 	MatchLabels map[string]string `json:"matchLabels"`
 	Service     string            `json:"service"`
 	State       string            `json:"state"`
+	PortName    string            `json:"portName,omitempty"`
+	Port        int32             `json:"port,omitempty"`
 }
 
-// view is what the controller reads from a VirtualIngress.
+// view is what the controller reads from a VirtualIngress or VirtualHTTPRoute.
 type view struct {
-	obj         *unstructured.Unstructured
-	ingressName string
-	ingressSpec *networkingv1.IngressSpec
-	backends    []backend
-	conditions  []metav1.Condition
+	obj *unstructured.Unstructured
+	// generatedName and generatedSpec are status.<field>.name and .spec: what the generated object must hold.
+	generatedName string
+	generatedSpec map[string]any
+	backends      []backend
+	conditions    []metav1.Condition
+	// parents is status.parents as last written (routes).
+	parents []parent
 }
 
-func newView(obj *unstructured.Unstructured) (*view, error) {
+func newView(obj *unstructured.Unstructured, kind *sourceKind) (*view, error) {
 	v := &view{obj: obj}
 	status, _, _ := unstructured.NestedMap(obj.Object, "status")
 	var err error
@@ -46,17 +47,17 @@ func newView(obj *unstructured.Unstructured) (*view, error) {
 	if err := convert(status["conditions"], &v.conditions); err != nil {
 		return nil, fmt.Errorf("status.conditions: %w", err)
 	}
-	v.ingressName, _, _ = unstructured.NestedString(status, "ingress", "name")
-	if spec, ok, _ := unstructured.NestedMap(status, "ingress", "spec"); ok && len(spec) > 0 {
-		v.ingressSpec = &networkingv1.IngressSpec{}
-		if err := convert(spec, v.ingressSpec); err != nil {
-			return nil, fmt.Errorf("status.ingress.spec: %w", err)
-		}
+	if err := convert(status["parents"], &v.parents); err != nil {
+		return nil, fmt.Errorf("status.parents: %w", err)
+	}
+	v.generatedName, _, _ = unstructured.NestedString(status, kind.statusField, "name")
+	if spec, ok, _ := unstructured.NestedMap(status, kind.statusField, "spec"); ok && len(spec) > 0 {
+		v.generatedSpec = spec
 	}
 	return v, nil
 }
 
-// backendsOf reads status.backends alone: the Service watch asks it of every VirtualIngress of a namespace.
+// backendsOf reads status.backends alone: the Service watch asks it of every object of a namespace.
 func backendsOf(obj *unstructured.Unstructured) ([]backend, error) {
 	var backends []backend
 	raw, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "backends")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,8 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// Reconciler keeps the Ready condition of every VirtualIngress true to its Ingress, and repairs what Kyverno dropped.
+// Reconciler keeps the Ready condition of every VirtualIngress (VirtualHTTPRoute) true to its Ingress (HTTPRoute), and
+// repairs what Kyverno dropped. One Reconciler serves one kind.
 type Reconciler struct {
+	kind     *sourceKind
 	client   client.Client
 	recorder events.EventRecorder
 	opts     Options
@@ -44,8 +46,7 @@ type divergence struct {
 // Options.RepairAfter while Kyverno holds no request for it is repaired by writing the VirtualIngress (the policies
 // then re-resolve and regenerate), with a doubling back-off.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(GVK)
+	obj := r.kind.newSource()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -53,9 +54,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.forget(obj.GetUID())
 		return ctrl.Result{}, nil
 	}
-	vi, err := newView(obj)
+	vi, err := newView(obj, r.kind)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("reading VirtualIngress %s: %w", req, err)
+		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", r.kind.gvk.Kind, req, err)
 	}
 	// No Resolved condition: the policies do not serve this namespace, and its status is read-only.
 	if vi.condition(ConditionResolved) == nil {
@@ -77,9 +78,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.clock.Now()
 	report, repair, wait := r.plan(obj.GetUID(), v, pending, full, now)
 	current := vi.condition(ConditionReady)
-	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != v.message
+	parents := r.parents(in)
+	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != v.message ||
+		(r.kind.gateways != nil && !equality.Semantic.DeepEqual(vi.parents, parents))
 	if (report && changed) || repair {
-		err := r.write(ctx, obj, current, v, repair, now)
+		err := r.write(ctx, obj, current, v, parents, repair, now)
 		switch {
 		case apierrors.IsConflict(err):
 			return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -108,22 +111,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: r.opts.Resync}, nil
 }
 
-// gather reads the Ingress, Kyverno's requests and the Services the verdict depends on, from the caches.
+// gather reads the generated object, Kyverno's requests and the Services the verdict depends on, from the caches.
 func (r *Reconciler) gather(ctx context.Context, obj *unstructured.Unstructured, vi *view) (inputs, bool, error) {
-	in := inputs{vi: vi, uid: obj.GetUID()}
-	if vi.ingressName != "" {
-		ing := &networkingv1.Ingress{}
-		err := r.client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: vi.ingressName}, ing)
+	in := inputs{kind: r.kind, vi: vi, uid: obj.GetUID()}
+	if vi.generatedName != "" {
+		generated := r.kind.newGenerated()
+		err := r.client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: vi.generatedName}, generated)
 		switch {
 		case err == nil:
-			in.ingress = ing
+			if in.generated, err = r.kind.state(generated, vi.generatedSpec); err != nil {
+				return in, false, err
+			}
 		case !apierrors.IsNotFound(err):
 			return in, false, err
 		}
 	}
 	requests := newUpdateRequestList()
 	if err := r.client.List(ctx, requests, client.InNamespace(r.opts.KyvernoNamespace),
-		client.MatchingFields{triggerIndex: obj.GetNamespace() + "/" + obj.GetName()}); err != nil {
+		client.MatchingFields{triggerIndex: triggerKey(r.kind.gvk.Kind, obj.GetNamespace(), obj.GetName())}); err != nil {
 		return in, false, err
 	}
 	pending, failure := generationState(requests.Items)
@@ -224,12 +229,29 @@ func (r *Reconciler) forget(uid types.UID) {
 	delete(r.tracked, uid)
 }
 
-// write replaces the Ready condition, and for a repair also status.lastServiceEvent: any write of the VirtualIngress
-// makes the resolve policy re-resolve it and the generate policy regenerate its Ingress. The resolve policy keeps the
-// Ready condition of a write only when it comes from this controller's ServiceAccount. The merge patch carries the
-// resourceVersion, so a write based on an outdated read is refused and retried.
+// parents is status.parents to write: the generated route's, each message sanitized like the condition's (a Gateway
+// controller's text is someone else's). nil for kinds without parents.
+func (r *Reconciler) parents(in inputs) []parent {
+	if r.kind.gateways == nil {
+		return nil
+	}
+	parents := []parent{}
+	if in.generated != nil {
+		for _, p := range in.generated.parents {
+			p.Reason, p.Message = sanitize(p.Reason), sanitize(p.Message)
+			parents = append(parents, p)
+		}
+	}
+	return parents
+}
+
+// write replaces the Ready condition (and status.parents of a route), and for a repair also status.lastServiceEvent:
+// any write of the source makes the resolve policy re-resolve it and the generate policy regenerate what it makes.
+// The resolve policy keeps the Ready condition and parents of a write only when it comes from this controller's
+// ServiceAccount. The merge patch carries the resourceVersion, so a write based on an outdated read is refused and
+// retried.
 func (r *Reconciler) write(ctx context.Context, obj *unstructured.Unstructured, current *metav1.Condition, v verdict,
-	repair bool, now time.Time,
+	parents []parent, repair bool, now time.Time,
 ) error {
 	transition := now
 	if current != nil && current.Status == v.status {
@@ -250,6 +272,9 @@ func (r *Reconciler) write(ctx context.Context, obj *unstructured.Unstructured, 
 		}
 	}
 	status := map[string]any{"conditions": append(conditions, ready)}
+	if parents != nil {
+		status["parents"] = parents
+	}
 	if repair {
 		status["lastServiceEvent"] = fmt.Sprintf("repair at %s: %s", now.UTC().Format(time.RFC3339), v.message)
 	}

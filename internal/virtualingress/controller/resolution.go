@@ -20,8 +20,8 @@ const (
 // backend that differs, "" when none does.
 func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatches string) string {
 	for _, b := range backends {
-		want, state := expectedResolution(b, services, onMultipleMatches)
-		if state != b.State || (state == "Resolved" && want != b.Service) {
+		want, port, state := expectedResolution(b, services, onMultipleMatches)
+		if state != b.State || (state == "Resolved" && (want != b.Service || port != b.Port)) {
 			got := b.State
 			if b.Service != "" {
 				got += " (" + b.Service + ")"
@@ -29,13 +29,20 @@ func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatc
 			if want != "" {
 				state += " (" + want + ")"
 			}
+			if b.PortName != "" {
+				got += fmt.Sprintf(" port %d", b.Port)
+				state += fmt.Sprintf(" port %d", port)
+			}
 			return fmt.Sprintf("%s is %s, the Services make it %s", b.Field, got, state)
 		}
 	}
 	return ""
 }
 
-func expectedResolution(b backend, services []corev1.Service, onMultipleMatches string) (service, state string) {
+// expectedResolution is what the resolve policies would make of a backend now. A backendRef that names its port
+// (VirtualHTTPRoute) resolves only to a Service with a port of that name, and to that port's number; any other
+// backend's port is not resolution's business (port 0 here and in status).
+func expectedResolution(b backend, services []corev1.Service, onMultipleMatches string) (service string, port int32, state string) {
 	selector := labels.SelectorFromSet(b.MatchLabels)
 	var matches []*corev1.Service
 	for i := range services {
@@ -50,14 +57,26 @@ func expectedResolution(b backend, services []corev1.Service, onMultipleMatches 
 		}
 		return matches[i].Name < matches[j].Name
 	})
+	var chosen *corev1.Service
+	if len(matches) == 1 || (len(matches) > 1 && onMultipleMatches == OnMultipleMatchesOldest) {
+		chosen = matches[0]
+		if b.PortName == "" {
+			return chosen.Name, b.Port, "Resolved"
+		}
+		for _, p := range chosen.Spec.Ports {
+			if p.Name == b.PortName {
+				return chosen.Name, p.Port, "Resolved"
+			}
+		}
+	}
 	switch {
-	case len(matches) == 1 || (len(matches) > 1 && onMultipleMatches == OnMultipleMatchesOldest):
-		return matches[0].Name, "Resolved"
 	case b.Service != "":
-		return b.Service, "Stale"
+		return b.Service, b.Port, "Stale"
 	case len(matches) == 0:
-		return "", "NoMatch"
+		return "", 0, "NoMatch"
+	case chosen == nil:
+		return "", 0, "MultipleMatches"
 	default:
-		return "", "MultipleMatches"
+		return "", 0, "NoPort"
 	}
 }

@@ -10,8 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// serviceIndex indexes VirtualIngresses by what makes a Service event concern them, so that a Service event reads
-// the few VirtualIngresses it concerns from the cache instead of every VirtualIngress of its namespace. A selector
+// serviceIndex indexes VirtualIngresses (and VirtualHTTPRoutes, whose status.backends has the same shape) by what makes
+// a Service event concern them, so that a Service event reads the few it concerns from the cache instead of every one
+// of its namespace. A selector
 // is indexed under one of its pairs (the first key in order): a Service it matches carries that pair, so looking up
 // each of the Service's labels finds it. A backend's Service name is indexed too (a Stale backend keeps a name its
 // selector no longer matches).
@@ -47,7 +48,7 @@ func serviceKeys(obj client.Object) []string {
 	return keys
 }
 
-// service: the VirtualIngresses of its namespace that select it or name it in status. controller-runtime calls it with
+// service: the objects of the mapper's kind in its namespace that select it or name it in status. controller-runtime calls it with
 // the old and the new object of an update, so a relabelled Service reaches the VirtualIngresses of both.
 func (m mapper) service(ctx context.Context, obj client.Object) []reconcile.Request {
 	keys := []string{serviceKey(obj.GetName())}
@@ -57,8 +58,7 @@ func (m mapper) service(ctx context.Context, obj client.Object) []reconcile.Requ
 	seen := map[string]bool{}
 	var out []reconcile.Request
 	for _, key := range keys {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(GVK.GroupVersion().WithKind(GVK.Kind + "List"))
+		list := m.kind.newSourceList()
 		if err := m.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{serviceIndex: key}); err != nil {
 			continue
 		}

@@ -1,8 +1,9 @@
-// Package controller is virtual-ingress's status controller. Kyverno's policies resolve VirtualIngresses and generate
-// their Ingresses; this controller checks the result: it sets the Ready condition (True only when the Ingress exists,
-// was generated from the VirtualIngress and holds status.ingress.spec), records an Event on each change, surfaces why
-// Kyverno failed to generate (its UpdateRequests), and repairs what Kyverno dropped under load by writing the
-// VirtualIngress again. It never writes Ingresses.
+// Package controller is virtual-ingress's status controller. Kyverno's policies resolve VirtualIngresses
+// (VirtualHTTPRoutes) and generate their Ingresses (HTTPRoutes); this controller checks the result: it sets the Ready
+// condition (True only when the generated object exists, was generated from its source and holds status.ingress.spec
+// (status.route.spec), and for a route every parent Gateway accepted it), summarises a route's status.parents,
+// records an Event on each change, surfaces why Kyverno failed to generate (its UpdateRequests), and repairs what
+// Kyverno dropped under load by writing the source again. It never writes Ingresses or HTTPRoutes.
 package controller
 
 import (
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -44,8 +44,11 @@ type Options struct {
 	UpdateRequestThreshold int
 	// Resync re-checks every VirtualIngress this often even without events. Default 10 min.
 	Resync time.Duration
-	// MaxConcurrentReconciles of VirtualIngresses. Default 2.
+	// MaxConcurrentReconciles of each kind. Default 2.
 	MaxConcurrentReconciles int
+	// Routes checks VirtualHTTPRoutes too; the cluster must serve Gateway API's HTTPRoute (the chart sets it when it
+	// renders the route policies).
+	Routes bool
 	// Clock for tests. Default the real clock.
 	Clock clock.Clock
 	// SkipNameValidation lets a process start the controller more than once (tests that restart it).
@@ -85,12 +88,6 @@ func setDefault(d *time.Duration, value time.Duration) {
 	}
 }
 
-func newVirtualIngress() *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(GVK)
-	return u
-}
-
 func newUpdateRequest() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(updateRequestGVK)
@@ -108,8 +105,8 @@ func CacheOptions(kyvernoNamespace string) cache.Options {
 	}}
 }
 
-// ClientOptions makes the manager's client read unstructured objects (VirtualIngresses, UpdateRequests) from the
-// cache too: controller-runtime otherwise sends those reads to the API server, which knows no field index.
+// ClientOptions makes the manager's client read unstructured objects (the sources, what they generate, UpdateRequests)
+// from the cache too: controller-runtime otherwise sends those reads to the API server, which knows no field index.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
 }
@@ -123,40 +120,52 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, newUpdateRequest(), triggerIndex, updateRequestTrigger); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, newVirtualIngress(), serviceIndex, serviceKeys); err != nil {
-		return err
+	kinds := []*sourceKind{virtualIngressKind}
+	if opts.Routes {
+		kinds = append(kinds, virtualHTTPRouteKind)
 	}
-	r := &Reconciler{
-		client:   mgr.GetClient(),
-		recorder: mgr.GetEventRecorder("virtual-ingress-controller"),
-		opts:     opts,
-		clock:    opts.Clock,
-		tracked:  map[types.UID]*divergence{},
+	for _, k := range kinds {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k.newSource(), serviceIndex, serviceKeys); err != nil {
+			return err
+		}
+		r := &Reconciler{
+			kind:     k,
+			client:   mgr.GetClient(),
+			recorder: mgr.GetEventRecorder("virtual-ingress-controller"),
+			opts:     opts,
+			clock:    opts.Clock,
+			tracked:  map[types.UID]*divergence{},
+		}
+		m := mapper{kind: k, client: mgr.GetClient(), suffix: opts.NameSuffix}
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named(strings.ToLower(k.gvk.Kind)).
+			For(k.newSource()).
+			Watches(k.newGenerated(), handler.EnqueueRequestsFromMapFunc(m.generated)).
+			Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(m.service)).
+			Watches(newUpdateRequest(), handler.EnqueueRequestsFromMapFunc(m.updateRequest)).
+			WithOptions(controller.Options{
+				MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+				SkipNameValidation:      &opts.SkipNameValidation,
+			}).
+			Complete(r)
+		if err != nil {
+			return err
+		}
 	}
-	m := mapper{client: mgr.GetClient(), suffix: opts.NameSuffix}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("virtualingress").
-		For(newVirtualIngress()).
-		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(m.ingress)).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(m.service)).
-		Watches(newUpdateRequest(), handler.EnqueueRequestsFromMapFunc(m.updateRequest)).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			SkipNameValidation:      &opts.SkipNameValidation,
-		}).
-		Complete(r)
+	return nil
 }
 
-// mapper finds the VirtualIngresses an event concerns.
+// mapper finds the objects of one kind an event concerns.
 type mapper struct {
+	kind   *sourceKind
 	client client.Client
 	suffix string
 }
 
-// ingress: the VirtualIngress it was generated from, and the one whose Ingress name it holds (which may be another's).
-func (m mapper) ingress(_ context.Context, obj client.Object) []reconcile.Request {
+// generated: the source it was generated from, and the one whose generated name it holds (which may be another's).
+func (m mapper) generated(_ context.Context, obj client.Object) []reconcile.Request {
 	var out []reconcile.Request
-	if name := obj.GetLabels()["virtual-ingress.io/virtualingress"]; name != "" {
+	if name := obj.GetLabels()[m.kind.backReferenceLabel]; name != "" {
 		out = append(out, request(obj.GetNamespace(), name))
 	}
 	if name, ok := strings.CutSuffix(obj.GetName(), m.suffix); ok && name != "" {
@@ -168,7 +177,11 @@ func (m mapper) ingress(_ context.Context, obj client.Object) []reconcile.Reques
 func (m mapper) updateRequest(_ context.Context, obj client.Object) []reconcile.Request {
 	var out []reconcile.Request
 	for _, key := range updateRequestTrigger(obj) {
-		ns, name, _ := strings.Cut(key, "/")
+		kind, rest, _ := strings.Cut(key, "/")
+		if kind != m.kind.gvk.Kind {
+			continue
+		}
+		ns, name, _ := strings.Cut(rest, "/")
 		out = append(out, request(ns, name))
 	}
 	return out

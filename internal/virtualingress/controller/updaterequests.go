@@ -12,8 +12,11 @@ import (
 // admission policy that refused the Ingress, for one), which Kyverno reports nowhere else.
 var updateRequestGVK = schema.GroupVersionKind{Group: "kyverno.io", Version: "v2", Kind: "UpdateRequest"}
 
-// triggerIndex indexes UpdateRequests by the namespace/name of the VirtualIngress whose generation they carry.
+// triggerIndex indexes UpdateRequests by the kind/namespace/name of the VirtualIngress or VirtualHTTPRoute whose
+// generation they carry (triggerKey).
 const triggerIndex = "virtual-ingress.io/trigger"
+
+func triggerKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
 func newUpdateRequestList() *unstructured.UnstructuredList {
 	list := &unstructured.UnstructuredList{}
@@ -21,7 +24,8 @@ func newUpdateRequestList() *unstructured.UnstructuredList {
 	return list
 }
 
-// updateRequestTrigger is the index function: generate requests (both engines) whose trigger is a VirtualIngress.
+// updateRequestTrigger is the index function: generate requests (both engines) whose trigger is a VirtualIngress or a
+// VirtualHTTPRoute.
 // Kyverno names the trigger in spec.resource, or per rule in spec.ruleContext[].trigger (the CEL engine's requests).
 func updateRequestTrigger(obj client.Object) []string {
 	u, ok := obj.(*unstructured.Unstructured)
@@ -46,10 +50,10 @@ func updateRequestTrigger(obj client.Object) []string {
 	var keys []string
 	for _, t := range triggers {
 		m, _ := t.(map[string]any)
-		if m["kind"] != GVK.Kind {
+		if m["kind"] != GVK.Kind && m["kind"] != RouteGVK.Kind {
 			continue
 		}
-		key := fmt.Sprint(m["namespace"]) + "/" + fmt.Sprint(m["name"])
+		key := triggerKey(fmt.Sprint(m["kind"]), fmt.Sprint(m["namespace"]), fmt.Sprint(m["name"]))
 		if !seen[key] {
 			seen[key] = true
 			keys = append(keys, key)
@@ -58,7 +62,7 @@ func updateRequestTrigger(obj client.Object) []string {
 	return keys
 }
 
-// generationState summarises the UpdateRequests of one VirtualIngress: whether Kyverno still has one to process, and
+// generationState summarises the UpdateRequests of one source object: whether Kyverno still has one to process, and
 // the message of a failed one.
 func generationState(requests []unstructured.Unstructured) (pending bool, failure string) {
 	for _, ur := range requests {

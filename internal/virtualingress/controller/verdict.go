@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Reasons of the Ready condition. Unresolved and Stale are copied from the Resolved condition.
+// Reasons of the Ready condition of a VirtualIngress. A VirtualHTTPRoute's name the HTTPRoute instead
+// (HTTPRouteUpToDate, ...; sourceKind.reason). Unresolved and Stale are copied from the Resolved condition.
 const (
 	ReasonUpToDate            = "IngressUpToDate"
 	ReasonMissing             = "IngressMissing"
@@ -19,16 +18,32 @@ const (
 	ReasonGenerationFailed    = "GenerationFailed"
 	ReasonResolutionOutOfDate = "ResolutionOutOfDate"
 	ReasonUnresolved          = "Unresolved"
+	// A VirtualHTTPRoute's HTTPRoute that no Gateway has reported on, or that a Gateway refused.
+	ReasonNoGateway       = "NoGatewayStatus"
+	ReasonNotAccepted     = "NotAccepted"
+	ReasonRefsNotResolved = "RefsNotResolved"
 )
+
+// generatedState is what the verdict needs of the generated object.
+type generatedState struct {
+	// controller is the UID and kind of its controller ownerReference ("" when none).
+	controllerUID  types.UID
+	controllerKind string
+	// holds: its spec holds status.<field>.spec.
+	holds bool
+	// parents summarises status.parents (routes).
+	parents []parent
+}
 
 // inputs is everything the Ready verdict depends on.
 type inputs struct {
-	vi *view
-	// uid of the VirtualIngress: the Ingress is ours only when its controller ownerReference carries it.
+	kind *sourceKind
+	vi   *view
+	// uid of the source: the generated object is its own only when its controller ownerReference carries it.
 	uid types.UID
-	// ingress is the Ingress named by status.ingress.name; nil when there is none.
-	ingress *networkingv1.Ingress
-	// failure is the message of Kyverno's last failed attempt to generate the Ingress ("" when none).
+	// generated is the object named by status.<field>.name; nil when there is none.
+	generated *generatedState
+	// failure is the message of Kyverno's last failed attempt to generate it ("" when none).
 	failure string
 	// lag describes a backend whose status no longer matches the Services ("" when none).
 	lag string
@@ -42,57 +57,94 @@ type verdict struct {
 	// transient: the normal path (Kyverno generating, the service-events policy re-resolving) usually clears it
 	// within a second; the reconciler waits a grace period before reporting it.
 	transient bool
-	// repairable: a write of the VirtualIngress (which re-runs resolution and generation) can clear it.
+	// repairable: a write of the source (which re-runs resolution and generation) can clear it.
 	repairable bool
 }
 
-// decide computes the Ready condition: True only when the Ingress exists, is controlled by this VirtualIngress, holds
-// status.ingress.spec and every backend resolved.
+// decide computes the Ready condition: True only when the generated object exists, is controlled by the source,
+// holds status.<field>.spec and every backend resolved, and, for an HTTPRoute, every parent Gateway accepted it and
+// resolved its references.
 func decide(in inputs) verdict {
+	k := in.kind
+	noun := k.generated.Kind
 	resolved := in.vi.condition(ConditionResolved)
 	if in.lag != "" {
 		return verdict{status: metav1.ConditionFalse, reason: ReasonResolutionOutOfDate, transient: true, repairable: true,
 			message: "status is behind the Services, re-resolving: " + in.lag}
 	}
-	if in.vi.ingressName == "" || in.vi.ingressSpec == nil {
-		v := verdict{status: metav1.ConditionFalse, reason: ReasonUnresolved, message: "no Ingress yet"}
+	if in.vi.generatedName == "" || in.vi.generatedSpec == nil {
+		v := verdict{status: metav1.ConditionFalse, reason: ReasonUnresolved, message: "no " + noun + " yet"}
 		if resolved != nil {
 			v.reason, v.message = resolved.Reason, resolved.Message
 		}
 		return v
 	}
-	name := in.vi.ingressName
-	if in.ingress == nil {
+	name := noun + " " + in.vi.generatedName
+	g := in.generated
+	if g == nil {
 		if in.failure != "" {
 			return verdict{status: metav1.ConditionFalse, reason: ReasonGenerationFailed, repairable: true,
-				message: fmt.Sprintf("Ingress %s could not be created: %s", name, in.failure)}
+				message: fmt.Sprintf("%s could not be created: %s", name, in.failure)}
 		}
-		return verdict{status: metav1.ConditionFalse, reason: ReasonMissing, transient: true, repairable: true,
-			message: fmt.Sprintf("Ingress %s does not exist", name)}
+		return verdict{status: metav1.ConditionFalse, reason: k.reason("Missing"), transient: true, repairable: true,
+			message: name + " does not exist"}
 	}
-	if !controlledBy(in.ingress, in.uid) {
-		return verdict{status: metav1.ConditionFalse, reason: ReasonNameTaken,
-			message: fmt.Sprintf("Ingress %s exists and was not generated from this VirtualIngress; it is left alone. "+
-				"Rename the VirtualIngress or remove that Ingress", name)}
+	if g.controllerKind != k.gvk.Kind || g.controllerUID != in.uid {
+		return verdict{status: metav1.ConditionFalse, reason: k.reason("NameTaken"),
+			message: fmt.Sprintf("%s exists and was not generated from this %s; it is left alone. Rename the %s or "+
+				"remove that %s", name, k.gvk.Kind, k.gvk.Kind, noun)}
 	}
-	if !equality.Semantic.DeepEqual(&in.ingress.Spec, in.vi.ingressSpec) {
+	if !g.holds {
 		if in.failure != "" {
 			return verdict{status: metav1.ConditionFalse, reason: ReasonGenerationFailed, repairable: true,
-				message: fmt.Sprintf("Ingress %s could not be updated: %s", name, in.failure)}
+				message: fmt.Sprintf("%s could not be updated: %s", name, in.failure)}
 		}
-		return verdict{status: metav1.ConditionFalse, reason: ReasonOutOfDate, transient: true, repairable: true,
-			message: fmt.Sprintf("Ingress %s differs from status.ingress.spec", name)}
+		return verdict{status: metav1.ConditionFalse, reason: k.reason("OutOfDate"), transient: true, repairable: true,
+			message: fmt.Sprintf("%s differs from status.%s.spec", name, k.statusField)}
 	}
 	if resolved != nil && resolved.Status != metav1.ConditionTrue {
 		return verdict{status: metav1.ConditionFalse, reason: resolved.Reason, message: resolved.Message}
 	}
-	return verdict{status: metav1.ConditionTrue, reason: ReasonUpToDate,
-		message: fmt.Sprintf("Ingress %s holds status.ingress.spec; every matchLabels backend resolved", name)}
+	if k.gateways != nil {
+		if v, ok := gatewayVerdict(name, g.parents); !ok {
+			return v
+		}
+		return verdict{status: metav1.ConditionTrue, reason: k.reason("UpToDate"),
+			message: fmt.Sprintf("%s holds status.%s.spec; every matchLabels backendRef resolved; accepted by %s",
+				name, k.statusField, parentRefs(g.parents))}
+	}
+	return verdict{status: metav1.ConditionTrue, reason: k.reason("UpToDate"),
+		message: fmt.Sprintf("%s holds status.%s.spec; every matchLabels backend resolved", name, k.statusField)}
 }
 
-func controlledBy(ing *networkingv1.Ingress, uid types.UID) bool {
-	owner := metav1.GetControllerOf(ing)
-	return owner != nil && owner.Kind == GVK.Kind && owner.UID == uid
+// gatewayVerdict judges a route by its parents: not ok while no Gateway has reported on it (a Gateway controller
+// usually does within a second; there may be none), or when one refused it or could not resolve its references.
+func gatewayVerdict(name string, parents []parent) (verdict, bool) {
+	if len(parents) == 0 {
+		return verdict{status: metav1.ConditionFalse, reason: ReasonNoGateway, transient: true,
+			message: name + " has no status from a Gateway controller yet: no Gateway of its parentRefs has accepted it"}, false
+	}
+	for _, p := range parents {
+		if p.Accepted != "True" {
+			return verdict{status: metav1.ConditionFalse, reason: ReasonNotAccepted,
+				message: fmt.Sprintf("Gateway %s did not accept %s: %s: %s", p.ParentRef, name, p.Reason, p.Message)}, false
+		}
+	}
+	for _, p := range parents {
+		if p.ResolvedRefs != "True" {
+			return verdict{status: metav1.ConditionFalse, reason: ReasonRefsNotResolved,
+				message: fmt.Sprintf("Gateway %s could not resolve the backendRefs of %s: %s: %s", p.ParentRef, name, p.Reason, p.Message)}, false
+		}
+	}
+	return verdict{}, true
+}
+
+func parentRefs(parents []parent) string {
+	refs := make([]string, len(parents))
+	for i, p := range parents {
+		refs[i] = p.ParentRef
+	}
+	return strings.Join(refs, ", ")
 }
 
 // sanitize keeps a message that quotes others' text (an admission denial) from reaching Kyverno as a variable: the

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,28 +12,32 @@ import (
 
 const viUID = types.UID("vi-uid")
 
-func ingressSpec(service string) networkingv1.IngressSpec {
-	return networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{
-		Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: 80}},
+func ingressSpec(service string) map[string]any {
+	return map[string]any{"defaultBackend": map[string]any{
+		"service": map[string]any{"name": service, "port": map[string]any{"number": int64(80)}},
 	}}
 }
 
 func resolvedView(resolved metav1.ConditionStatus, reason string) *view {
-	spec := ingressSpec("svc-a")
 	return &view{
-		ingressName: "shop-generated",
-		ingressSpec: &spec,
-		conditions:  []metav1.Condition{{Type: ConditionResolved, Status: resolved, Reason: reason, Message: "resolve says " + reason}},
+		generatedName: "shop-generated",
+		generatedSpec: ingressSpec("svc-a"),
+		conditions:    []metav1.Condition{{Type: ConditionResolved, Status: resolved, Reason: reason, Message: "resolve says " + reason}},
 	}
 }
 
-func ingress(owner types.UID, service string) *networkingv1.Ingress {
-	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "shop-generated"}, Spec: ingressSpec(service)}
+// ingress is the state of an Ingress owned by owner ("" for none) whose backend is service, read as gather reads it.
+func ingress(owner types.UID, service string) *generatedState {
+	ing := &unstructured.Unstructured{Object: map[string]any{"spec": ingressSpec(service)}}
 	if owner != "" {
 		yes := true
-		ing.OwnerReferences = []metav1.OwnerReference{{Kind: "VirtualIngress", Name: "shop", UID: owner, Controller: &yes}}
+		ing.SetOwnerReferences([]metav1.OwnerReference{{Kind: "VirtualIngress", Name: "shop", UID: owner, Controller: &yes}})
 	}
-	return ing
+	g, err := virtualIngressKind.state(ing, ingressSpec("svc-a"))
+	if err != nil {
+		panic(err)
+	}
+	return g
 }
 
 func TestDecide(t *testing.T) {
@@ -47,25 +50,25 @@ func TestDecide(t *testing.T) {
 		transient  bool
 		repairable bool
 	}{
-		{name: "ours and up to date", in: inputs{vi: resolvedView("True", "Resolved"), uid: viUID, ingress: ingress(viUID, "svc-a")},
+		{name: "ours and up to date", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress(viUID, "svc-a")},
 			status: "True", reason: ReasonUpToDate},
-		{name: "never resolved", in: inputs{vi: &view{conditions: []metav1.Condition{{Type: ConditionResolved, Status: "False", Reason: "Unresolved", Message: "no Service"}}}},
+		{name: "never resolved", in: inputs{kind: virtualIngressKind, vi: &view{conditions: []metav1.Condition{{Type: ConditionResolved, Status: "False", Reason: "Unresolved", Message: "no Service"}}}},
 			status: "False", reason: "Unresolved", message: "no Service"},
-		{name: "missing while Kyverno works", in: inputs{vi: resolvedView("True", "Resolved"), uid: viUID},
+		{name: "missing while Kyverno works", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID},
 			status: "False", reason: ReasonMissing, transient: true, repairable: true},
-		{name: "missing because generation failed", in: inputs{vi: resolvedView("True", "Resolved"), uid: viUID, failure: "denied by disallow-snippets"},
+		{name: "missing because generation failed", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, failure: "denied by disallow-snippets"},
 			status: "False", reason: ReasonGenerationFailed, message: "denied by disallow-snippets", repairable: true},
-		{name: "someone else's Ingress", in: inputs{vi: resolvedView("True", "Resolved"), uid: viUID, ingress: ingress("", "svc-a")},
+		{name: "someone else's Ingress", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress("", "svc-a")},
 			status: "False", reason: ReasonNameTaken},
-		{name: "another VirtualIngress's Ingress", in: inputs{vi: resolvedView("True", "Resolved"), uid: viUID, ingress: ingress("other-uid", "svc-a")},
+		{name: "another VirtualIngress's Ingress", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress("other-uid", "svc-a")},
 			status: "False", reason: ReasonNameTaken},
-		{name: "outdated", in: inputs{vi: resolvedView("True", "Resolved"), uid: viUID, ingress: ingress(viUID, "svc-old")},
+		{name: "outdated", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress(viUID, "svc-old")},
 			status: "False", reason: ReasonOutOfDate, transient: true, repairable: true},
-		{name: "outdated because the update failed", in: inputs{vi: resolvedView("True", "Resolved"), uid: viUID, ingress: ingress(viUID, "svc-old"), failure: "webhook said no"},
+		{name: "outdated because the update failed", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress(viUID, "svc-old"), failure: "webhook said no"},
 			status: "False", reason: ReasonGenerationFailed, message: "could not be updated: webhook said no", repairable: true},
-		{name: "stale backends keep the Ingress but are not ready", in: inputs{vi: resolvedView("False", "Stale"), uid: viUID, ingress: ingress(viUID, "svc-a")},
+		{name: "stale backends keep the Ingress but are not ready", in: inputs{kind: virtualIngressKind, vi: resolvedView("False", "Stale"), uid: viUID, generated: ingress(viUID, "svc-a")},
 			status: "False", reason: "Stale", message: "resolve says Stale"},
-		{name: "lost Service event", in: inputs{vi: resolvedView("True", "Resolved"), uid: viUID, ingress: ingress(viUID, "svc-a"), lag: "spec.defaultBackend is Resolved (svc-a)"},
+		{name: "lost Service event", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress(viUID, "svc-a"), lag: "spec.defaultBackend is Resolved (svc-a)"},
 			status: "False", reason: ReasonResolutionOutOfDate, transient: true, repairable: true},
 	}
 	for _, c := range cases {
@@ -105,7 +108,13 @@ func TestUpdateRequestTriggerReadsBothEnginesRequests(t *testing.T) {
 		"requestType": "mutate",
 		"resource":    map[string]any{"kind": "VirtualIngress", "namespace": "shop", "name": "web"},
 	}}}
-	for obj, want := range map[*unstructured.Unstructured]string{clusterPolicy: "[shop/web]", cel: "[shop/api]", mutate: "[]"} {
+	route := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"requestType": "cel-generate",
+		"ruleContext": []any{map[string]any{"trigger": map[string]any{"kind": "VirtualHTTPRoute", "namespace": "shop", "name": "web"}}},
+	}}}
+	for obj, want := range map[*unstructured.Unstructured]string{
+		clusterPolicy: "[VirtualIngress/shop/web]", cel: "[VirtualIngress/shop/api]", mutate: "[]", route: "[VirtualHTTPRoute/shop/web]",
+	} {
 		if got := fmt.Sprint(updateRequestTrigger(obj)); got != want {
 			t.Errorf("%v: got %s, want %s", obj.Object, got, want)
 		}

@@ -1,0 +1,174 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// routeSpec is a status.route.spec as the resolve policy writes it: one backendRef, no defaults.
+func routeSpec(service string) map[string]any {
+	return map[string]any{
+		"parentRefs": []any{map[string]any{"name": "gw"}},
+		"rules": []any{map[string]any{
+			"backendRefs": []any{map[string]any{"name": service, "port": int64(8443)}},
+		}},
+	}
+}
+
+// storedRoute is the HTTPRoute as the API server stores what Kyverno wrote from routeSpec(service): with HTTPRoute's
+// defaults filled in, owned by owner, with the given status.parents.
+func storedRoute(owner, service string, parents ...any) *unstructured.Unstructured {
+	yes := true
+	r := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "shop-generated", "namespace": "tenant"},
+		"spec": map[string]any{
+			"parentRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}},
+			"rules": []any{map[string]any{
+				"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/"}}},
+				"backendRefs": []any{map[string]any{"group": "", "kind": "Service", "name": service, "port": int64(8443), "weight": int64(1)}},
+			}},
+		},
+		"status": map[string]any{"parents": parents},
+	}}
+	if owner != "" {
+		r.SetOwnerReferences([]metav1.OwnerReference{{Kind: "VirtualHTTPRoute", Name: "shop", UID: "vhr-uid", Controller: &yes}})
+	}
+	return r
+}
+
+func gatewayParent(name, accepted, resolvedRefs, reason string) map[string]any {
+	return map[string]any{
+		"parentRef":      map[string]any{"name": name},
+		"controllerName": "example.com/gateway",
+		"conditions": []any{
+			map[string]any{"type": "Accepted", "status": accepted, "reason": reason, "message": "accepted says " + accepted},
+			map[string]any{"type": "ResolvedRefs", "status": resolvedRefs, "reason": "RefsReason", "message": "refs say " + resolvedRefs},
+		},
+	}
+}
+
+func TestRouteHoldsIgnoresTheAPIServersDefaults(t *testing.T) {
+	cases := []struct {
+		name  string
+		route *unstructured.Unstructured
+		want  bool
+	}{
+		{"as stored, defaults added", storedRoute("x", "svc-a"), true},
+		{"another Service", storedRoute("x", "svc-b"), false},
+	}
+	extra := storedRoute("x", "svc-a")
+	rules, _, _ := unstructured.NestedSlice(extra.Object, "spec", "rules")
+	refs := rules[0].(map[string]any)["backendRefs"].([]any)
+	rules[0].(map[string]any)["backendRefs"] = append(refs, map[string]any{"name": "added-by-hand", "port": int64(80)})
+	_ = unstructured.SetNestedSlice(extra.Object, rules, "spec", "rules")
+	cases = append(cases, struct {
+		name  string
+		route *unstructured.Unstructured
+		want  bool
+	}{"a backendRef added by hand", extra, false})
+	for _, c := range cases {
+		got, err := routeHolds(c.route, routeSpec("svc-a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: holds = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestRouteParentsSummarisesEachGateway(t *testing.T) {
+	r := storedRoute("x", "svc-a",
+		gatewayParent("gw", "True", "True", "Accepted"),
+		map[string]any{
+			"parentRef":  map[string]any{"name": "other", "namespace": "gateways", "sectionName": "https"},
+			"conditions": []any{map[string]any{"type": "Accepted", "status": "True", "reason": "Accepted"}, map[string]any{"type": "ResolvedRefs", "status": "False", "reason": "BackendNotFound", "message": "no svc-a"}},
+		})
+	got := routeParents(r)
+	if len(got) != 2 {
+		t.Fatalf("got %+v", got)
+	}
+	if got[0].ParentRef != "tenant/gw" || got[0].Accepted != "True" || got[0].ResolvedRefs != "True" || got[0].ControllerName != "example.com/gateway" {
+		t.Errorf("first parent %+v", got[0])
+	}
+	if got[1].ParentRef != "gateways/other/https" || got[1].ResolvedRefs != "False" || got[1].Reason != "BackendNotFound" || got[1].Message != "no svc-a" {
+		t.Errorf("second parent %+v: want its failing condition's reason and message", got[1])
+	}
+}
+
+func TestDecideRoute(t *testing.T) {
+	view := func() *view {
+		return &view{generatedName: "shop-generated", generatedSpec: routeSpec("svc-a"),
+			conditions: []metav1.Condition{{Type: ConditionResolved, Status: "True", Reason: "Resolved"}}}
+	}
+	state := func(r *unstructured.Unstructured) *generatedState {
+		g, err := virtualHTTPRouteKind.state(r, routeSpec("svc-a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	const uid = "vhr-uid"
+	cases := []struct {
+		name      string
+		generated *generatedState
+		reason    string
+		status    metav1.ConditionStatus
+		message   string
+	}{
+		{"missing", nil, "HTTPRouteMissing", "False", "HTTPRoute shop-generated does not exist"},
+		{"someone else's", state(storedRoute("", "svc-a")), "HTTPRouteNameTaken", "False", "was not generated from this VirtualHTTPRoute"},
+		{"outdated", state(storedRoute("x", "svc-b")), "HTTPRouteOutOfDate", "False", "differs from status.route.spec"},
+		{"no Gateway has reported", state(storedRoute("x", "svc-a")), ReasonNoGateway, "False", "no status from a Gateway controller"},
+		{"refused by a Gateway", state(storedRoute("x", "svc-a", gatewayParent("gw", "False", "True", "NotAllowedByListeners"))),
+			ReasonNotAccepted, "False", "Gateway tenant/gw did not accept HTTPRoute shop-generated: NotAllowedByListeners"},
+		{"references not resolved", state(storedRoute("x", "svc-a", gatewayParent("gw", "True", "False", "Accepted"))),
+			ReasonRefsNotResolved, "False", "could not resolve the backendRefs"},
+		{"accepted", state(storedRoute("x", "svc-a", gatewayParent("gw", "True", "True", "Accepted"))),
+			"HTTPRouteUpToDate", "True", "accepted by tenant/gw"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := decide(inputs{kind: virtualHTTPRouteKind, vi: view(), uid: uid, generated: c.generated})
+			if v.status != c.status || v.reason != c.reason || !strings.Contains(v.message, c.message) {
+				t.Fatalf("got %s/%s %q, want %s/%s containing %q", v.status, v.reason, v.message, c.status, c.reason, c.message)
+			}
+		})
+	}
+}
+
+func TestResolutionLagOfNamedPorts(t *testing.T) {
+	sel := map[string]string{"app": "shop"}
+	withPorts := func(name string, ports ...corev1.ServicePort) corev1.Service {
+		s := service(name, time.Minute, sel)
+		s.Spec.Ports = ports
+		return s
+	}
+	http := corev1.ServicePort{Name: "http", Port: 8443}
+	cases := []struct {
+		name     string
+		backend  backend
+		services []corev1.Service
+		lagging  bool
+	}{
+		{"resolved to the port's number", backend{State: "Resolved", Service: "a", PortName: "http", Port: 8443}, []corev1.Service{withPorts("a", http)}, false},
+		{"the port's number changed", backend{State: "Resolved", Service: "a", PortName: "http", Port: 80}, []corev1.Service{withPorts("a", http)}, true},
+		{"no such port", backend{State: "NoPort", PortName: "grpc"}, []corev1.Service{withPorts("a", http)}, false},
+		{"the port appeared", backend{State: "NoPort", PortName: "http"}, []corev1.Service{withPorts("a", http)}, true},
+		{"the port went: the route keeps the last", backend{State: "Stale", Service: "a", PortName: "grpc", Port: 9000}, []corev1.Service{withPorts("a", http)}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.backend.Field = "spec.rules[0].backendRefs[0]"
+			c.backend.MatchLabels = sel
+			if lag := resolutionLag([]backend{c.backend}, c.services, "error"); (lag != "") != c.lagging {
+				t.Fatalf("lag %q, want lagging=%v", lag, c.lagging)
+			}
+		})
+	}
+}
