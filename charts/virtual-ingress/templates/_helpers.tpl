@@ -205,15 +205,22 @@ namespaceSelector:
 {{- end }}
 
 {{/*
-The spec fields of a CEL policy kept in files/cel/<file>.yaml, with variables.config (the chart values the rules read)
-and one variable per entry of .lists (name -> list of strings) prepended to its variables. The lists are separate
-variables because CEL rejects a map literal whose values differ in type.
+The spec fields of a CEL policy kept in files/cel/<file>.yaml, with variables.config (the chart values the rules read),
+one variable per entry of .lists (name -> list of strings) and of .maps (name -> map of strings), and the variables of files/cel/<prelude> (variables several
+policies share) prepended to its variables. The lists are separate variables because CEL rejects a map literal whose
+values differ in type.
 */}}
 {{- define "virtual-ingress.celSpec" -}}
 {{- $spec := .root.Files.Get (printf "files/cel/%s" .file) | fromYaml }}
 {{- $values := list (dict "name" "config" "expression" (include "virtual-ingress.config" .root)) }}
 {{- range $name, $value := .lists | default dict }}
 {{- $values = append $values (dict "name" $name "expression" (toJson ($value | default list))) }}
+{{- end }}
+{{- range $name, $value := .maps | default dict }}
+{{- $values = append $values (dict "name" $name "expression" (toJson $value)) }}
+{{- end }}
+{{- with .prelude }}
+{{- $values = concat $values (($.root.Files.Get (printf "files/cel/%s" .) | fromYaml).variables) }}
 {{- end }}
 {{- $_ := set $spec "variables" (concat $values ($spec.variables | default list)) }}
 {{- toYaml $spec }}
@@ -232,9 +239,10 @@ JSON string literals are CEL string literals.
 {{- end }}
 
 {{/*
-CEL: the names of the VirtualIngresses a Service event concerns, from Kyverno's informer of VirtualIngresses (null when
-Kyverno has not loaded it): those of the Service's namespace with a matchLabels backend the Service matches, or whose
-status names it. Call with (dict "root" $ "old" true) where `oldObject` is declared: the Service is then `oldObject`
+CEL: the names of the VirtualIngresses (VirtualHTTPRoutes) a Service event concerns, from Kyverno's informer of them
+(the GlobalContextEntry .cache; null when Kyverno has not loaded it): those of the Service's namespace with a
+matchLabels backend the Service matches, or whose status names it. Call with (dict "root" $ "cache" NAME "old" true)
+where `oldObject` is declared: the Service is then `oldObject`
 for a DELETE and its labels before the change count too. Kyverno's CLI declares neither `oldObject` nor `request` in
 a target expression, where the Service is `object` for every operation.
 */}}
@@ -248,10 +256,9 @@ cel.bind(svc, object,
 cel.bind(labels, object.?metadata.?labels.orValue({}),
 cel.bind(oldLabels, labels,
 {{- end }}
-cel.bind(vis, globalContext.Get({{ include "virtual-ingress.virtualIngressesCache" .root | quote }}, ""),
+cel.bind(vis, globalContext.Get({{ .cache | quote }}, ""),
   vis == null ? dyn(null) : dyn(dyn(vis).filter(vi, vi.metadata.?namespace.orValue("") == svc.metadata.namespace && (
-    ([vi.spec.?defaultBackend.?service.?matchLabels.orValue({})]
-      + vi.spec.?rules.orValue([]).map(r, r.?http.?paths.orValue([]).map(p, p.backend.?service.?matchLabels.orValue({}))).flatten())
+    ({{ include "virtual-ingress.celSelectors" "vi" }})
       .exists(sel, sel.size() > 0 && (
         sel.all(k, k in labels && labels[k] == sel[k]) || sel.all(k, k in oldLabels && oldLabels[k] == sel[k])))
     || vi.?status.?backends.orValue([]).exists(b, b.?service.orValue("") == svc.metadata.name)))
@@ -259,7 +266,7 @@ cel.bind(vis, globalContext.Get({{ include "virtual-ingress.virtualIngressesCach
 {{- end }}
 
 {{/*
-matchConditions of the GeneratingPolicy: an update that changes nothing the Ingress is made of makes no UpdateRequest
+matchConditions of a GeneratingPolicy: an update that changes nothing the Ingress is made of makes no UpdateRequest
 when it comes from one of the two writers that only ever touch status:
 - the status controller, unless it changes status.lastServiceEvent (its repairs set it to make Kyverno regenerate);
   so writing the Ready condition costs Kyverno nothing;
@@ -269,17 +276,71 @@ when it comes from one of the two writers that only ever touch status:
   requests competing for Kyverno's queue (updateRequestThreshold). An Ingress that diverged anyway is the status
   controller's to repair.
 Every other request matches: other writers, creations, and Kyverno's background re-evaluations (which carry their
-original requester). The ClusterPolicy engine cannot have them: Kyverno 1.19's CLI (`kyverno test`, `kyverno apply`)
+original requester). Call with (dict "root" $ "status" "ingress") (or "route": the status field the generated object is
+made of). The ClusterPolicy engine cannot have them: Kyverno 1.19's CLI (`kyverno test`, `kyverno apply`)
 crashes on a ClusterPolicy with spec.webhookConfiguration.matchConditions (kyverno/kyverno#15833), and a rule's own
 match may not change on upgrade.
 */}}
 {{- define "virtual-ingress.generateMatchConditions" -}}
-{{- $accounts := .Values.rbac.kyvernoServiceAccounts }}
+{{- $root := .root }}
+{{- $accounts := $root.Values.rbac.kyvernoServiceAccounts }}
 - name: not-a-status-only-write
   expression: >-
     request.operation != "UPDATE" || oldObject == null
-    || object.?status.?ingress.orValue({}) != oldObject.?status.?ingress.orValue({})
-    || (request.userInfo.?username.orValue("") == {{ include "virtual-ingress.controllerUsername" . | quote }}
+    || object.?status.?{{ .status }}.orValue({}) != oldObject.?status.?{{ .status }}.orValue({})
+    || (request.userInfo.?username.orValue("") == {{ include "virtual-ingress.controllerUsername" $root | quote }}
       ? object.?status.?lastServiceEvent.orValue("") != oldObject.?status.?lastServiceEvent.orValue("")
       : {{ if $accounts.backgroundController }}request.userInfo.?username.orValue("") != {{ printf "system:serviceaccount:%s:%s" $accounts.namespace $accounts.backgroundController | quote }}{{ else }}true{{ end }})
+{{- end }}
+
+{{/*
+variables.kinds of the generate GeneratingPolicies and name ValidatingPolicies (files/cel/generate.yaml,
+ingress-name-free.yaml) for a VirtualIngress or a VirtualHTTPRoute.
+Call with "VirtualIngress" or "VirtualHTTPRoute".
+*/}}
+{{- define "virtual-ingress.generatedKinds" -}}
+{{- if eq . "VirtualIngress" }}
+{{- dict "sourceAPIVersion" "virtual-ingress.io/v1alpha1" "sourceKind" "VirtualIngress" "sourceResource" "virtualingresses" "statusField" "ingress" "generatedAPIVersion" "networking.k8s.io/v1" "generatedKind" "Ingress" "generatedResource" "ingresses" "backReferenceLabel" "virtual-ingress.io/virtualingress" | toJson }}
+{{- else }}
+{{- dict "sourceAPIVersion" "virtual-ingress.io/v1alpha1" "sourceKind" "VirtualHTTPRoute" "sourceResource" "virtualhttproutes" "statusField" "route" "generatedAPIVersion" "gateway.networking.k8s.io/v1" "generatedKind" "HTTPRoute" "generatedResource" "httproutes" "backReferenceLabel" "virtual-ingress.io/virtualhttproute" | toJson }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when this release renders the VirtualHTTPRoute policies: gatewayAPI.routes true, or auto and the cluster serves
+Gateway API's HTTPRoute (`helm template` users pass --api-versions gateway.networking.k8s.io/v1/HTTPRoute). Kyverno
+refuses a policy that names a kind the cluster does not serve, so auto keeps the chart installable without Gateway API.
+*/}}
+{{- define "virtual-ingress.routes" -}}
+{{- $routes := .Values.gatewayAPI.routes | toString }}
+{{- if eq $routes "auto" }}
+{{- $routes = ternary "true" "false" (.Capabilities.APIVersions.Has "gateway.networking.k8s.io/v1/HTTPRoute") }}
+{{- end }}
+{{- $routes }}
+{{- end }}
+
+{{/*
+CEL: the matchLabels selectors of the VirtualIngress or VirtualHTTPRoute named by the argument (a CEL variable), one
+map per backend ({} for a backend that names its Service). The fields of both kinds are read, so that one expression
+serves both: a VirtualIngress has no backendRefs, a VirtualHTTPRoute no http.paths.
+*/}}
+{{- define "virtual-ingress.celSelectors" -}}
+[{{ . }}.spec.?defaultBackend.?service.?matchLabels.orValue({})]
+      + {{ . }}.spec.?rules.orValue([]).map(r, r.?http.?paths.orValue([]).map(p, p.backend.?service.?matchLabels.orValue({}))
+        + r.?backendRefs.orValue([]).map(b, b.?matchLabels.orValue({}))).flatten()
+{{- end }}
+
+{{/*
+Name of the GlobalContextEntry through which the service-events policies find the VirtualHTTPRoutes a Service concerns.
+*/}}
+{{- define "virtual-ingress.virtualHTTPRoutesCache" -}}
+{{- printf "%s-virtualhttproutes" (include "virtual-ingress.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+"true" when this release renders the VirtualHTTPRoute policies: routes are on (virtual-ingress.routes) and the engine
+is generatingPolicy, the only one with route policies so far.
+*/}}
+{{- define "virtual-ingress.routePolicies" -}}
+{{- and (eq (include "virtual-ingress.engine" .) "generatingPolicy") (eq (include "virtual-ingress.routes" .) "true") | toString }}
 {{- end }}
