@@ -42,6 +42,8 @@ func startStatusController(t *testing.T, values map[string]any) {
 	opts := statusControllerTimings
 	opts.NameSuffix = stringValue(values, "-generated", "generatedIngress", "nameSuffix")
 	opts.OnMultipleMatches = stringValue(values, "error", "serviceDiscovery", "onMultipleMatches")
+	// As the chart's --routes: the route policies are rendered for these engines (Gateway API's CRDs are installed).
+	opts.Routes = routesEngines[stringValue(values, env.engine, "policy", "engine")]
 	stop, err := virtualingress.StartStatusController(cfg, "kyverno", opts)
 	if err != nil {
 		t.Fatal(err)

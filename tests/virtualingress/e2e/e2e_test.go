@@ -14,8 +14,8 @@ import (
 var engines = []string{policyengine.GeneratingPolicy, policyengine.ClusterPolicy}
 
 // TestVirtualIngress runs the scenarios in a fixed order, once per policy engine, each engine on a fresh install of
-// the chart. The scenarios that reconfigure the Helm release (upgrades, uninstall) come last because they change what
-// every other scenario relies on. Then the engines are switched back and forth under existing Ingresses.
+// the chart, the VirtualHTTPRoute scenarios too where the engine renders them. The scenarios that reconfigure the Helm
+// release (upgrades, uninstall) come last because they change what every other scenario relies on. Then the engines are switched back and forth under existing Ingresses.
 func TestVirtualIngress(t *testing.T) {
 	scenarios := []struct {
 		name string
@@ -39,12 +39,19 @@ func TestVirtualIngress(t *testing.T) {
 		{"namespace restrictions", testNamespaceRestrictions},
 		{"an Ingress deleted by hand comes back", testIngressDeletedByHand},
 		{"several matches under oldest", testMultipleMatchesOldest},
-		{"upgrades with every upgrade-safe value, then uninstall", testUpgradesAndUninstall},
 	}
+	last := struct {
+		name string
+		run  func(*testing.T)
+	}{"upgrades with every upgrade-safe value, then uninstall", testUpgradesAndUninstall}
 	for _, engine := range engines {
 		ok := t.Run(engine, func(t *testing.T) {
 			install(t, engine)
-			for _, s := range scenarios {
+			all := scenarios
+			if routesEngines[engine] {
+				all = append(all, routeScenarios...)
+			}
+			for _, s := range append(all, last) {
 				if !t.Run(s.name, s.run) {
 					// Later scenarios assume the release and the policies are healthy; stop at the first failure so
 					// its logs are the ones printed.

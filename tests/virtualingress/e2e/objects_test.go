@@ -51,15 +51,18 @@ func newNamespace(t *testing.T, prefix string) string {
 	return ns.Name
 }
 
-// createService creates a CCM-style LoadBalancer Service.
+// createService creates a CCM-style LoadBalancer Service with one port, http (80).
 func createService(t *testing.T, ns, name string, labels map[string]string) *corev1.Service {
+	t.Helper()
+	return createServiceWithPorts(t, ns, name, labels, corev1.ServicePort{Name: "http", Port: 80})
+}
+
+// createServiceWithPorts creates a CCM-style LoadBalancer Service with the given ports.
+func createServiceWithPorts(t *testing.T, ns, name string, labels map[string]string, ports ...corev1.ServicePort) *corev1.Service {
 	t.Helper()
 	svc, err := env.kube.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-		Spec: corev1.ServiceSpec{
-			Type:  corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
-		},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: ports},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating Service %s/%s: %v", ns, name, err)

@@ -1,0 +1,44 @@
+package virtualingress
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// RouteGVR is the resource of the VirtualHTTPRoute CRD.
+var RouteGVR = schema.GroupVersionResource{Group: "virtual-ingress.io", Version: "v1alpha1", Resource: "virtualhttproutes"}
+
+// HTTPRouteGVR is Gateway API's HTTPRoute, what a VirtualHTTPRoute generates.
+var HTTPRouteGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
+
+// NewRoute returns a VirtualHTTPRoute with the given spec.
+func NewRoute(namespace, name string, spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "virtual-ingress.io/v1alpha1",
+		"kind":       "VirtualHTTPRoute",
+		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"spec":       spec,
+	}}
+}
+
+// SelectorBackendRef is a backendRef choosing its Service by labels; port is a number (int64) or a port name.
+func SelectorBackendRef(labels map[string]string, port any) map[string]any {
+	ml := map[string]any{}
+	for k, v := range labels {
+		ml[k] = v
+	}
+	return map[string]any{"matchLabels": ml, "port": port}
+}
+
+// CoderRouteSpec is the canonical VirtualHTTPRoute's spec (fixtures/examples/virtualhttproutes.yaml) selecting
+// labels, with its Service port by name: one Gateway, one hostname, one rule.
+func CoderRouteSpec(labels map[string]string) map[string]any {
+	return map[string]any{
+		"parentRefs": []any{map[string]any{"name": "tenant-root"}},
+		"hostnames":  []any{"coder.enigma.vgijssel.nl"},
+		"rules": []any{map[string]any{
+			"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/"}}},
+			"backendRefs": []any{SelectorBackendRef(labels, "http")},
+		}},
+	}
+}
