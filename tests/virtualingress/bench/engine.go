@@ -89,10 +89,10 @@ func (b *bench) cleanUp(ctx context.Context) error {
 	return b.kyverno.restart(ctx)
 }
 
-// emptyNamespace deletes what the measurements create in ns: VirtualIngresses, the floor's triggers and Ingresses by
-// collection, Services one by one (the API serves no collection delete for them) in parallel.
+// emptyNamespace deletes what the measurements create in ns: VirtualIngresses, VirtualHTTPRoutes and HTTPRoutes (where
+// Gateway API is installed; NotFound otherwise), the floor's triggers and Ingresses by collection, Services one by one (the API serves no collection delete for them) in parallel.
 func (b *bench) emptyNamespace(ctx context.Context, ns string) error {
-	for _, gvr := range []schema.GroupVersionResource{virtualingress.GVR, floorGVR} {
+	for _, gvr := range []schema.GroupVersionResource{virtualingress.GVR, virtualingress.RouteGVR, virtualingress.HTTPRouteGVR, floorGVR} {
 		err := b.dyn.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/gatewayapi"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
@@ -44,6 +45,8 @@ type options struct {
 	creates, recreates, scale, burst int
 	engines, out, dir                string
 	timeout, burstTimeout            time.Duration
+	// routes installs Gateway API's CRDs, so that the chart renders its VirtualHTTPRoute policies, and measures them.
+	routes bool
 }
 
 // bench holds the clients every measurement uses, and the state of the engine being measured.
@@ -78,6 +81,7 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench in the repository)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long one measurement may wait for convergence")
 	flag.DurationVar(&o.burstTimeout, "burst-timeout", 30*time.Minute, "how long the burst of Service recreations may take to be followed")
+	flag.BoolVar(&o.routes, "routes", true, "install Gateway API's CRDs and measure VirtualHTTPRoutes too (generatingPolicy engine)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -107,6 +111,15 @@ func run(o options) error {
 		return err
 	}
 	defer func() { _ = cluster.Stop() }()
+	if o.routes {
+		crds, err := gatewayapi.StandardCRDs(ctx, root)
+		if err != nil {
+			return err
+		}
+		if err := cluster.ApplyCRDs(ctx, crds); err != nil {
+			return err
+		}
+	}
 
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return err
@@ -235,7 +248,7 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		return r, err
 	}
 	r.PoliciesReadySeconds = time.Since(start).Seconds()
-	stopController, err := b.startStatusController(ctx)
+	stopController, err := b.startStatusController(ctx, engine == policyengine.GeneratingPolicy && o.routes)
 	if err != nil {
 		return r, err
 	}
@@ -259,6 +272,22 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		r.Recreate.Error = err.Error()
 		fmt.Printf("[%s] recreate latency failed after %d samples: %v\n", engine, len(samples), err)
 	}
+	if engine == policyengine.GeneratingPolicy && o.routes {
+		fmt.Printf("[%s] route create latency: %d VirtualHTTPRoutes, one at a time\n", engine, o.creates)
+		samples, err = b.routeCreateLatency(ctx, o.creates)
+		r.RouteCreate = summarise(samples, createTarget)
+		if err != nil {
+			r.RouteCreate.Error = err.Error()
+			fmt.Printf("[%s] route create latency failed after %d samples: %v\n", engine, len(samples), err)
+		}
+		fmt.Printf("[%s] route recreate latency: %d Service recreations\n", engine, o.recreates)
+		samples, err = b.routeRecreateLatency(ctx, o.recreates)
+		r.RouteRecreate = summarise(samples, recreateTarget)
+		if err != nil {
+			r.RouteRecreate.Error = err.Error()
+			fmt.Printf("[%s] route recreate latency failed after %d samples: %v\n", engine, len(samples), err)
+		}
+	}
 	if o.scale > 0 {
 		fmt.Printf("[%s] scale: %d VirtualIngresses over %d Services in one namespace, then a burst of %d recreations\n", engine, o.scale, o.scale, o.burst)
 		if r.Scale, err = b.scaleRun(ctx, o.scale, o.burst); err != nil {
@@ -271,12 +300,12 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 
 // startStatusController runs the chart's status controller in this process, as the chart's ServiceAccount and with
 // the chart's default settings, so that the figures include what it costs and what it repairs.
-func (b *bench) startStatusController(ctx context.Context) (func() error, error) {
+func (b *bench) startStatusController(ctx context.Context, routes bool) (func() error, error) {
 	cfg, err := b.cluster.ServiceAccountConfig(ctx, releaseNamespace, controllerServiceAccount)
 	if err != nil {
 		return nil, err
 	}
-	return virtualingress.StartStatusController(cfg, "kyverno", controller.Options{NameSuffix: "-generated"})
+	return virtualingress.StartStatusController(cfg, "kyverno", controller.Options{NameSuffix: "-generated", Routes: routes})
 }
 
 // saveKyvernoLogs copies the logs of Kyverno's controllers (every run of each, appended) into dir.

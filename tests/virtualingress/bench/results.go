@@ -28,7 +28,11 @@ type engineResults struct {
 	WallSeconds          float64  `json:"wallSeconds"`
 	Create               *latency `json:"createToIngress,omitempty"`
 	Recreate             *latency `json:"serviceRecreateToIngressUpdated,omitempty"`
-	Scale                *scale   `json:"scale,omitempty"`
+	// RouteCreate and RouteRecreate are the same for VirtualHTTPRoutes and their HTTPRoutes, where the engine renders
+	// the route policies.
+	RouteCreate   *latency `json:"createToHTTPRoute,omitempty"`
+	RouteRecreate *latency `json:"serviceRecreateToHTTPRouteUpdated,omitempty"`
+	Scale         *scale   `json:"scale,omitempty"`
 	// Error is set when the engine could not be installed or cleaned up after.
 	Error string `json:"error,omitempty"`
 }
@@ -228,6 +232,8 @@ func (r results) print(out io.Writer, burst int) {
 	rows := []row{{"policies ready after helm install", seconds("%.1f s", func(e *engineResults) float64 { return e.PoliciesReadySeconds })}}
 	rows = append(rows, latencyRows("create -> Ingress", func(e *engineResults) *latency { return e.Create }, createTarget)...)
 	rows = append(rows, latencyRows("Service recreate -> Ingress updated", func(e *engineResults) *latency { return e.Recreate }, recreateTarget)...)
+	rows = append(rows, latencyRows("create -> HTTPRoute", func(e *engineResults) *latency { return e.RouteCreate }, createTarget)...)
+	rows = append(rows, latencyRows("Service recreate -> HTTPRoute updated", func(e *engineResults) *latency { return e.RouteRecreate }, recreateTarget)...)
 	for _, e := range r.Engines {
 		if e.Scale != nil {
 			rows = append(rows, scaleRows(burst)...)
