@@ -68,6 +68,8 @@ type Cluster struct {
 	mu      sync.Mutex
 	orphans map[string]bool
 
+	namespaces namespaceLocks
+
 	templatesMu sync.Mutex
 	templates   map[string]Template
 }

@@ -37,6 +37,8 @@ func (k *Cluster) setupVDCController(mgr ctrl.Manager) error {
 
 func (k *Cluster) reconcileNamespace(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ns := req.Name
+	// Held from the database read to the last write: see namespaceLocks.
+	defer k.namespaces.lock(ns)()
 	v, err := k.store.VDCByNamespace(ctx, ns)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -18,10 +18,14 @@ var ErrNamespaceTaken = errors.New("namespace exists and belongs to something el
 // ApplyVDC creates or updates the VDC's namespace, quota and policy (server-side apply, forced: what ssvirt-api
 // owns is put back as the database says). A connection failure marks Kubernetes unavailable at once, so that
 // the API's next requests take the "Kubernetes is down" path until the probe sees it again.
-func (k *Cluster) ApplyVDC(ctx context.Context, v store.VDC) error { return k.seen(k.applyVDC(ctx, v)) }
+func (k *Cluster) ApplyVDC(ctx context.Context, v store.VDC) error {
+	defer k.namespaces.lock(v.Namespace)()
+	return k.seen(k.applyVDC(ctx, v))
+}
 
 // DeleteNamespace deletes the namespace of VDC vdcID and says whether it is gone; see deleteNamespace.
 func (k *Cluster) DeleteNamespace(ctx context.Context, name, vdcID string) (bool, error) {
+	defer k.namespaces.lock(name)()
 	gone, err := k.deleteNamespace(ctx, name, vdcID)
 	return gone, k.seen(err)
 }
