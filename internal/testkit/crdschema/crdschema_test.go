@@ -13,9 +13,11 @@ import (
 
 const crdPath = "../../../charts/virtual-ingress/crds/virtualingresses.virtual-ingress.io.yaml"
 
-func loadValidator(t *testing.T) *Validator {
+func loadValidator(t *testing.T) *Validator { return loadValidatorFile(t, crdPath) }
+
+func loadValidatorFile(t *testing.T, path string) *Validator {
 	t.Helper()
-	v, err := LoadFile(crdPath)
+	v, err := LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,8 +26,13 @@ func loadValidator(t *testing.T) *Validator {
 
 // coder returns the canonical example, parsed from the fixture users read in the README.
 func coder(t *testing.T) *unstructured.Unstructured {
+	return readObject(t, "../../../fixtures/examples/virtualingresses.yaml")
+}
+
+// readObject parses a one-document YAML file.
+func readObject(t *testing.T, path string) *unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile("../../../fixtures/examples/virtualingresses.yaml")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,37 +2,19 @@ package crdschema
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 )
 
 const routeCRDPath = "../../../charts/virtual-ingress/crds/virtualhttproutes.virtual-ingress.io.yaml"
 
-func loadRouteValidator(t *testing.T) *Validator {
-	t.Helper()
-	v, err := LoadFile(routeCRDPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+func loadRouteValidator(t *testing.T) *Validator { return loadValidatorFile(t, routeCRDPath) }
 
 // coderRoute is the canonical VirtualHTTPRoute users read in the README.
 func coderRoute(t *testing.T) *unstructured.Unstructured {
-	t.Helper()
-	data, err := os.ReadFile("../../../fixtures/examples/virtualhttproutes.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
-		t.Fatal(err)
-	}
-	return obj
+	return readObject(t, "../../../fixtures/examples/virtualhttproutes.yaml")
 }
 
 // backendRef is rules[rule].backendRefs[0] of obj.

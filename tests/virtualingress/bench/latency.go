@@ -19,11 +19,41 @@ const (
 	recreateTarget = 600 * time.Millisecond
 )
 
-// createLatency creates VirtualIngresses one at a time (so that each measures latency, not a queue) over a set of
-// existing Services, and times each from the create call returning to the Ingress arriving on a watch. On an error
-// it returns the samples taken before it.
-func (b *bench) createLatency(ctx context.Context, n int) (samples []time.Duration, err error) {
-	ns, err := b.namespace(ctx, "bench-create")
+// subject is what the latency measurements create and watch: VirtualIngresses and their Ingresses, or
+// VirtualHTTPRoutes and their HTTPRoutes.
+type subject struct {
+	// namespace is the base name of the measurements' namespaces.
+	namespace string
+	// create makes the source object name selecting the Service labelled labels.
+	create func(ctx context.Context, ns, name string, labels map[string]string) error
+	// watch starts watching the generated objects of ns.
+	watch func(ctx context.Context, ns string) (generatedWatch, error)
+}
+
+// generatedWatch delivers the generated objects' events; the time an event arrives is when the object became
+// observable, which is what the latencies measure.
+type generatedWatch interface {
+	// waitFor returns when an event shows the generated object name routing its first backend to service.
+	waitFor(name, service string, timeout time.Duration) (time.Time, error)
+	stop()
+}
+
+func (b *bench) virtualIngresses() subject {
+	return subject{
+		namespace: "bench",
+		create: func(ctx context.Context, ns, name string, labels map[string]string) error {
+			_, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, virtualingress.New(ns, name, virtualingress.CoderSpec(labels)), metav1.CreateOptions{})
+			return err
+		},
+		watch: func(ctx context.Context, ns string) (generatedWatch, error) { return b.watchIngresses(ctx, ns) },
+	}
+}
+
+// createLatency creates source objects one at a time (so that each measures latency, not a queue) over a set of
+// existing Services, and times each from the create call returning to the generated object arriving on a watch. On
+// an error it returns the samples taken before it.
+func (b *bench) createLatency(ctx context.Context, n int, s subject) (samples []time.Duration, err error) {
+	ns, err := b.namespace(ctx, s.namespace+"-create")
 	if err != nil {
 		return samples, err
 	}
@@ -33,19 +63,18 @@ func (b *bench) createLatency(ctx context.Context, n int) (samples []time.Durati
 			return samples, err
 		}
 	}
-	iw, err := b.watchIngresses(ctx, ns)
+	w, err := s.watch(ctx, ns)
 	if err != nil {
 		return samples, err
 	}
-	defer iw.stop()
+	defer w.stop()
 	for i := range n {
-		name := fmt.Sprintf("vi-%d", i)
-		vi := virtualingress.New(ns, name, virtualingress.CoderSpec(labelsFor(i%services)))
-		if _, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, vi, metav1.CreateOptions{}); err != nil {
+		name := fmt.Sprintf("source-%d", i)
+		if err := s.create(ctx, ns, name, labelsFor(i%services)); err != nil {
 			return samples, err
 		}
 		start := time.Now()
-		seen, err := iw.waitFor(name+"-generated", fmt.Sprintf("svc-%d", i%services), b.timeout)
+		seen, err := w.waitFor(name+"-generated", fmt.Sprintf("svc-%d", i%services), b.timeout)
 		if err != nil {
 			return samples, err
 		}
@@ -54,10 +83,10 @@ func (b *bench) createLatency(ctx context.Context, n int) (samples []time.Durati
 	return samples, nil
 }
 
-// recreateLatency deletes the Service behind one VirtualIngress and creates it under a new name, n times, timing
-// from the create call returning to the Ingress naming the new Service on a watch.
-func (b *bench) recreateLatency(ctx context.Context, n int) (samples []time.Duration, err error) {
-	ns, err := b.namespace(ctx, "bench-recreate")
+// recreateLatency deletes the Service behind one source object and creates it under a new name, n times, timing
+// from the create call returning to the generated object naming the new Service on a watch.
+func (b *bench) recreateLatency(ctx context.Context, n int, s subject) (samples []time.Duration, err error) {
+	ns, err := b.namespace(ctx, s.namespace+"-recreate")
 	if err != nil {
 		return samples, err
 	}
@@ -66,15 +95,15 @@ func (b *bench) recreateLatency(ctx context.Context, n int) (samples []time.Dura
 	if _, err := b.createService(ctx, ns, current, labels); err != nil {
 		return samples, err
 	}
-	iw, err := b.watchIngresses(ctx, ns)
+	w, err := s.watch(ctx, ns)
 	if err != nil {
 		return samples, err
 	}
-	defer iw.stop()
-	if _, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, virtualingress.New(ns, "coder", virtualingress.CoderSpec(labels)), metav1.CreateOptions{}); err != nil {
+	defer w.stop()
+	if err := s.create(ctx, ns, "coder", labels); err != nil {
 		return samples, err
 	}
-	if _, err := iw.waitFor("coder-generated", current, b.timeout); err != nil {
+	if _, err := w.waitFor("coder-generated", current, b.timeout); err != nil {
 		return samples, err
 	}
 	for i := range n {
@@ -86,7 +115,7 @@ func (b *bench) recreateLatency(ctx context.Context, n int) (samples []time.Dura
 			return samples, err
 		}
 		start := time.Now()
-		seen, err := iw.waitFor("coder-generated", current, b.timeout)
+		seen, err := w.waitFor("coder-generated", current, b.timeout)
 		if err != nil {
 			return samples, err
 		}

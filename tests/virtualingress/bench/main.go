@@ -259,14 +259,14 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	}()
 
 	fmt.Printf("[%s] create latency: %d VirtualIngresses, one at a time\n", engine, o.creates)
-	samples, err := b.createLatency(ctx, o.creates)
+	samples, err := b.createLatency(ctx, o.creates, b.virtualIngresses())
 	r.Create = summarise(samples, createTarget)
 	if err != nil {
 		r.Create.Error = err.Error()
 		fmt.Printf("[%s] create latency failed after %d samples: %v\n", engine, len(samples), err)
 	}
 	fmt.Printf("[%s] recreate latency: %d Service recreations\n", engine, o.recreates)
-	samples, err = b.recreateLatency(ctx, o.recreates)
+	samples, err = b.recreateLatency(ctx, o.recreates, b.virtualIngresses())
 	r.Recreate = summarise(samples, recreateTarget)
 	if err != nil {
 		r.Recreate.Error = err.Error()
@@ -274,14 +274,14 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	}
 	if engine == policyengine.GeneratingPolicy && o.routes {
 		fmt.Printf("[%s] route create latency: %d VirtualHTTPRoutes, one at a time\n", engine, o.creates)
-		samples, err = b.routeCreateLatency(ctx, o.creates)
+		samples, err = b.createLatency(ctx, o.creates, b.virtualHTTPRoutes())
 		r.RouteCreate = summarise(samples, createTarget)
 		if err != nil {
 			r.RouteCreate.Error = err.Error()
 			fmt.Printf("[%s] route create latency failed after %d samples: %v\n", engine, len(samples), err)
 		}
 		fmt.Printf("[%s] route recreate latency: %d Service recreations\n", engine, o.recreates)
-		samples, err = b.routeRecreateLatency(ctx, o.recreates)
+		samples, err = b.recreateLatency(ctx, o.recreates, b.virtualHTTPRoutes())
 		r.RouteRecreate = summarise(samples, recreateTarget)
 		if err != nil {
 			r.RouteRecreate.Error = err.Error()
