@@ -1,5 +1,5 @@
-// Package chart checks what the virtual-ingress chart refuses at `helm install` / `helm upgrade` time: values that
-// would only fail later, when Kyverno writes an Ingress.
+// Package chart checks what the virtual-ingress chart decides at `helm install` / `helm upgrade` time: values it
+// refuses because they would only fail later, when Kyverno writes an Ingress, and what it renders for which values.
 package chart
 
 import (

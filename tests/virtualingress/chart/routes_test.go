@@ -1,0 +1,90 @@
+package chart
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+)
+
+// routeValues are the values of one case: policy.engine and gatewayAPI.routes.
+func routeValues(engine string, routes any) map[string]any {
+	return map[string]any{"policy": map[string]any{"engine": engine}, "gatewayAPI": map[string]any{"routes": routes}}
+}
+
+// TestRoutePoliciesOnlyWhereServed: the VirtualHTTPRoute policies, Kyverno's and the status controller's rights on
+// HTTPRoutes and the controller's --routes come together, only with routes on and the generatingPolicy engine. (auto
+// on a cluster that serves HTTPRoute is the end-to-end suite's: renders here see no Gateway API.)
+func TestRoutePoliciesOnlyWhereServed(t *testing.T) {
+	routePolicies := []string{
+		"MutatingPolicy/virtual-ingress-resolve-routes", "MutatingPolicy/virtual-ingress-service-events-routes",
+		"GeneratingPolicy/virtual-ingress-generate-routes", "ValidatingPolicy/virtual-ingress-route-name",
+		"GlobalContextEntry/virtual-ingress-virtualhttproutes",
+	}
+	for _, c := range []struct {
+		name   string
+		values map[string]any
+		served bool
+	}{
+		{"generatingPolicy, routes on", routeValues("generatingPolicy", true), true},
+		{"generatingPolicy, auto without Gateway API", routeValues("generatingPolicy", "auto"), false},
+		{"generatingPolicy, routes off", routeValues("generatingPolicy", false), false},
+		{"clusterPolicy, routes on", routeValues("clusterPolicy", true), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			docs, err := render.Render(chartDir, nil, c.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			var manifest strings.Builder
+			for _, d := range docs {
+				names = append(names, d.Object.GetKind()+"/"+d.Object.GetName())
+				manifest.WriteString(d.YAML)
+			}
+			for _, p := range routePolicies {
+				if slices.Contains(names, p) != c.served {
+					t.Errorf("%s rendered: %v, want %v", p, !c.served, c.served)
+				}
+			}
+			if got := strings.Contains(manifest.String(), "resources: [httproutes]"); got != c.served {
+				t.Errorf("rights on HTTPRoutes granted: %v, want %v", got, c.served)
+			}
+			if got := strings.Contains(manifest.String(), "--routes=true"); got != c.served {
+				t.Errorf("status controller --routes=true: %v, want %v", got, c.served)
+			}
+		})
+	}
+}
+
+// TestNotesSayWhetherRoutesAreServed: after install, the notes say whether VirtualHTTPRoutes are served, and if not,
+// why.
+func TestNotesSayWhetherRoutesAreServed(t *testing.T) {
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{routeValues("generatingPolicy", true), "VirtualHTTPRoutes (Gateway API) are served too"},
+		{routeValues("generatingPolicy", "auto"), "the cluster does not serve gateway.networking.k8s.io/v1 HTTPRoute"},
+		{routeValues("clusterPolicy", true), "the clusterPolicy engine has no route policies yet"},
+	} {
+		install, err := render.ClientOnlyInstall("virtual-ingress", render.Namespace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := install.Run(chrt, c.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(rel.Info.Notes, c.want) {
+			t.Errorf("values %v: notes lack %q:\n%s", c.values, c.want, rel.Info.Notes)
+		}
+	}
+}
