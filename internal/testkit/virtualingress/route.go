@@ -13,12 +13,7 @@ var HTTPRouteGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io
 
 // NewRoute returns a VirtualHTTPRoute with the given spec.
 func NewRoute(namespace, name string, spec map[string]any) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "virtual-ingress.io/v1alpha1",
-		"kind":       "VirtualHTTPRoute",
-		"metadata":   map[string]any{"name": name, "namespace": namespace},
-		"spec":       spec,
-	}}
+	return newObject("VirtualHTTPRoute", namespace, name, spec)
 }
 
 // SelectorBackendRef is a backendRef choosing its Service by labels; port is a number (int64) or a port name.

@@ -14,9 +14,14 @@ var GVR = schema.GroupVersionResource{Group: "virtual-ingress.io", Version: "v1a
 
 // New returns a VirtualIngress with the given spec.
 func New(namespace, name string, spec map[string]any) *unstructured.Unstructured {
+	return newObject("VirtualIngress", namespace, name, spec)
+}
+
+// newObject is a virtual-ingress.io/v1alpha1 object of kind with the given spec.
+func newObject(kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "virtual-ingress.io/v1alpha1",
-		"kind":       "VirtualIngress",
+		"kind":       kind,
 		"metadata":   map[string]any{"name": name, "namespace": namespace},
 		"spec":       spec,
 	}}

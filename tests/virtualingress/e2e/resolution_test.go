@@ -280,15 +280,7 @@ func testBadInput(t *testing.T) {
 		name := fmt.Sprintf("bad-%d", i)
 		_, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Create(context.Background(),
 			virtualIngress(ns, name, c.spec), metav1.CreateOptions{FieldValidation: "Strict"})
-		if err == nil {
-			t.Errorf("%s: accepted", c.name)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not mention %q", c.name, err, w)
-			}
-		}
+		assertRefusal(t, c.name, err, c.want)
 	}
 	list, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -300,5 +292,19 @@ func testBadInput(t *testing.T) {
 	}
 	if len(list.Items) != 0 || len(ingresses.Items) != 0 {
 		t.Fatalf("rejected input left %d VirtualIngresses and %d Ingresses", len(list.Items), len(ingresses.Items))
+	}
+}
+
+// assertRefusal checks that the API server refused a bad object (what) with an error naming every part of want.
+func assertRefusal(t *testing.T, what string, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: accepted", what)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q does not mention %q", what, err, w)
+		}
 	}
 }

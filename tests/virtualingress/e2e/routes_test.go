@@ -87,6 +87,16 @@ func waitHTTPRoute(t *testing.T, ns, name string, want ...string) *unstructured.
 	return route
 }
 
+// resolvedCoderRoute creates a CCM-style Service and the coder VirtualHTTPRoute selecting it, and waits for the
+// generated HTTPRoute, as resolvedCoder does for VirtualIngresses.
+func resolvedCoderRoute(t *testing.T, ns string) (service string, route *unstructured.Unstructured) {
+	t.Helper()
+	service = ccmName(t)
+	createService(t, ns, service, relayLabels())
+	createRoute(t, virtualingress.NewRoute(ns, "coder", virtualingress.CoderRouteSpec(relayLabels())))
+	return service, waitHTTPRoute(t, ns, "coder-generated", service+":80")
+}
+
 func assertNoHTTPRoute(t *testing.T, ns, name string) {
 	t.Helper()
 	_, err := env.dyn.Resource(virtualingress.HTTPRouteGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
@@ -136,10 +146,7 @@ func testRouteResolved(t *testing.T) {
 func testRouteServiceRecreated(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-route-recreate")
-	first := ccmName(t)
-	createService(t, ns, first, relayLabels())
-	createRoute(t, virtualingress.NewRoute(ns, "coder", virtualingress.CoderRouteSpec(relayLabels())))
-	waitHTTPRoute(t, ns, "coder-generated", first+":80")
+	first, _ := resolvedCoderRoute(t, ns)
 
 	deleteService(t, ns, first)
 	second := ccmName(t)
@@ -281,15 +288,7 @@ func testRouteBadInput(t *testing.T) {
 	for i, c := range cases {
 		_, err := env.dyn.Resource(virtualingress.RouteGVR).Namespace(ns).Create(context.Background(),
 			virtualingress.NewRoute(ns, fmt.Sprintf("bad-%d", i), c.spec), metav1.CreateOptions{FieldValidation: "Strict"})
-		if err == nil {
-			t.Errorf("%s: accepted", c.name)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not mention %q", c.name, err, w)
-			}
-		}
+		assertRefusal(t, c.name, err, c.want)
 	}
 	list, err := env.dyn.Resource(virtualingress.RouteGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -306,10 +305,7 @@ func testRouteBadInput(t *testing.T) {
 func testRouteGatewayVerdict(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-route-gateway")
-	service := ccmName(t)
-	createService(t, ns, service, relayLabels())
-	createRoute(t, virtualingress.NewRoute(ns, "coder", virtualingress.CoderRouteSpec(relayLabels())))
-	route := waitHTTPRoute(t, ns, "coder-generated", service+":80")
+	_, route := resolvedCoderRoute(t, ns)
 	waitRouteReady(t, ns, "coder", "False", "NoGatewayStatus")
 
 	setParents := func(accepted, resolvedRefs string) {
