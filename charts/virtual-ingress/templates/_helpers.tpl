@@ -123,13 +123,27 @@ app.kubernetes.io/component: status-controller
 {{/*
 One ClusterPolicy rule: the Kyverno rule body from files/rules/<file>.yaml plus match/exclude from values and the
 vi_config context variable. Call with (dict "file" "x.yaml" "kinds" (list ...) "operations" (list ...) "root" $), and
-"everywhere" true for a rule that ignores the namespace restrictions (as the generate rule does).
+"everywhere" true for a rule that ignores the namespace restrictions (as the generate rule does). With "source"
+("VirtualIngress" or "VirtualHTTPRoute"), a rule that serves both kinds gets the vi_kind context variable (what
+virtual-ingress.generatedKinds says of that kind, and the GlobalContextEntry of its objects as "cache"); with "prelude", the context entries of files/rules/<prelude> (entries
+several rules share) come before the rule's own; "name" renames the rule.
 */}}
 {{- define "virtual-ingress.rule" -}}
 {{- $root := .root }}
 {{- $rule := $root.Files.Get (printf "files/rules/%s" .file) | fromYaml }}
-{{- $config := dict "name" "vi_config" "variable" (dict "value" (include "virtual-ingress.config" $root | fromJson)) }}
-{{- $_ := set $rule "context" (prepend ($rule.context | default list) $config) }}
+{{- $context := list (dict "name" "vi_config" "variable" (dict "value" (include "virtual-ingress.config" $root | fromJson))) }}
+{{- with .source }}
+{{- $kind := include "virtual-ingress.generatedKinds" . | fromJson }}
+{{- $_ := set $kind "cache" (ternary (include "virtual-ingress.virtualHTTPRoutesCache" $root) (include "virtual-ingress.virtualIngressesCache" $root) (eq . "VirtualHTTPRoute")) }}
+{{- $context = append $context (dict "name" "vi_kind" "variable" (dict "value" $kind)) }}
+{{- end }}
+{{- with .prelude }}
+{{- $context = concat $context (($root.Files.Get (printf "files/rules/%s" .) | fromYaml).context) }}
+{{- end }}
+{{- $_ := set $rule "context" (concat $context ($rule.context | default list)) }}
+{{- with .name }}
+{{- $_ = set $rule "name" . }}
+{{- end }}
 {{- $values := ternary (dict "namespaces" (dict)) $root.Values (.everywhere | default false) }}
 {{- $_ = set $rule "match" (include "virtual-ingress.match" (dict "kinds" .kinds "operations" .operations "Values" $values) | fromYaml) }}
 {{- with include "virtual-ingress.exclude" (dict "Values" $values) | fromYaml }}
@@ -295,14 +309,15 @@ match may not change on upgrade.
 
 {{/*
 variables.kinds of the generate GeneratingPolicies and name ValidatingPolicies (files/cel/generate.yaml,
-ingress-name-free.yaml) for a VirtualIngress or a VirtualHTTPRoute.
+ingress-name-free.yaml), and vi_kind of the ClusterPolicy rules that serve both kinds, for a VirtualIngress or a
+VirtualHTTPRoute.
 Call with "VirtualIngress" or "VirtualHTTPRoute".
 */}}
 {{- define "virtual-ingress.generatedKinds" -}}
 {{- if eq . "VirtualIngress" }}
-{{- dict "sourceAPIVersion" "virtual-ingress.io/v1alpha1" "sourceKind" "VirtualIngress" "sourceResource" "virtualingresses" "statusField" "ingress" "generatedAPIVersion" "networking.k8s.io/v1" "generatedKind" "Ingress" "generatedResource" "ingresses" "backReferenceLabel" "virtual-ingress.io/virtualingress" | toJson }}
+{{- dict "sourceAPIVersion" "virtual-ingress.io/v1alpha1" "sourceKind" "VirtualIngress" "sourceResource" "virtualingresses" "statusField" "ingress" "generatedAPIVersion" "networking.k8s.io/v1" "generatedKind" "Ingress" "generatedResource" "ingresses" "backReferenceLabel" "virtual-ingress.io/virtualingress" "backend" "backend" | toJson }}
 {{- else }}
-{{- dict "sourceAPIVersion" "virtual-ingress.io/v1alpha1" "sourceKind" "VirtualHTTPRoute" "sourceResource" "virtualhttproutes" "statusField" "route" "generatedAPIVersion" "gateway.networking.k8s.io/v1" "generatedKind" "HTTPRoute" "generatedResource" "httproutes" "backReferenceLabel" "virtual-ingress.io/virtualhttproute" | toJson }}
+{{- dict "sourceAPIVersion" "virtual-ingress.io/v1alpha1" "sourceKind" "VirtualHTTPRoute" "sourceResource" "virtualhttproutes" "statusField" "route" "generatedAPIVersion" "gateway.networking.k8s.io/v1" "generatedKind" "HTTPRoute" "generatedResource" "httproutes" "backReferenceLabel" "virtual-ingress.io/virtualhttproute" "backend" "backendRef" | toJson }}
 {{- end }}
 {{- end }}
 
@@ -338,9 +353,9 @@ Name of the GlobalContextEntry through which the service-events policies find th
 {{- end }}
 
 {{/*
-"true" when this release renders the VirtualHTTPRoute policies: routes are on (virtual-ingress.routes) and the engine
-is generatingPolicy, the only one with route policies so far.
+"true" when this release renders the VirtualHTTPRoute policies (either engine's) and what they need: the Gateway API
+switch says so (virtual-ingress.routes).
 */}}
 {{- define "virtual-ingress.routePolicies" -}}
-{{- and (eq (include "virtual-ingress.engine" .) "generatingPolicy") (eq (include "virtual-ingress.routes" .) "true") | toString }}
+{{- include "virtual-ingress.routes" . }}
 {{- end }}

@@ -64,3 +64,34 @@ spec:
           : resource.List("virtual-ingress.io/v1alpha1", {{ $resource | quote }}, object.metadata.namespace))
   {{- include "virtual-ingress.celSpec" (dict "file" "service-events.yaml" "root" $root) | nindent 2 }}
 {{- end }}
+
+{{/*
+The service-events ClusterPolicy of the clusterPolicy engine for one kind: call with (dict "root" $ "source"
+"VirtualIngress") or "VirtualHTTPRoute". One rule serves both kinds (vi_kind says which), one policy per kind, as the
+CEL engine has.
+*/}}
+{{- define "virtual-ingress.serviceEventsClusterPolicy" -}}
+{{- $route := eq .source "VirtualHTTPRoute" }}
+{{- $plural := ternary "VirtualHTTPRoutes" "VirtualIngresses" $route }}
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: {{ include "virtual-ingress.fullname" .root }}-service-events{{ ternary "-routes" "" $route }}
+  labels:
+    {{- include "virtual-ingress.labels" .root | nindent 4 }}
+  annotations:
+    policies.kyverno.io/title: Re-resolve {{ $plural }} on Service changes
+    policies.kyverno.io/category: virtual-ingress
+    policies.kyverno.io/subject: Service
+    policies.kyverno.io/description: >-
+      When a Service is created, relabelled or deleted, touches the {{ $plural }} in its namespace that select or
+      use it, so that they are re-resolved and their {{ ternary "HTTPRoute" "Ingress" $route }} follows.
+spec:
+  admission: true
+  background: false
+  # Service writes (e.g. by the Kubevirt CCM) must never be blocked by this policy: a missed event only delays.
+  failurePolicy: Ignore
+  webhookTimeoutSeconds: {{ .root.Values.policy.webhookTimeoutSeconds }}
+  rules:
+  {{- include "virtual-ingress.rule" (dict "file" "service-events.yaml" "source" .source "kinds" (list "Service") "operations" (list "CREATE" "UPDATE" "DELETE") "root" .root) | nindent 2 }}
+{{- end }}

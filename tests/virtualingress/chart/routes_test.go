@@ -15,27 +15,35 @@ func routeValues(engine string, routes any) map[string]any {
 	return map[string]any{"policy": map[string]any{"engine": engine}, "gatewayAPI": map[string]any{"routes": routes}}
 }
 
-// TestRoutePoliciesOnlyWhereServed: the VirtualHTTPRoute policies, Kyverno's and the status controller's rights on
-// HTTPRoutes and the controller's --routes come together, only with routes on and the generatingPolicy engine. (auto
-// on a cluster that serves HTTPRoute is the end-to-end suite's: renders here see no Gateway API.)
+// TestRoutePoliciesOnlyWhereServed: the VirtualHTTPRoute policies of the engine, Kyverno's and the status controller's
+// rights on HTTPRoutes and the controller's --routes come together, only with routes on, and never the other
+// engine's. (auto on a cluster that serves HTTPRoute is the end-to-end suite's: renders here see no Gateway API.)
 func TestRoutePoliciesOnlyWhereServed(t *testing.T) {
-	routePolicies := []string{
-		"MutatingPolicy/virtual-ingress-resolve-routes", "MutatingPolicy/virtual-ingress-service-events-routes",
-		"GeneratingPolicy/virtual-ingress-generate-routes", "ValidatingPolicy/virtual-ingress-route-name",
-		"GlobalContextEntry/virtual-ingress-virtualhttproutes",
+	routePolicies := map[string][]string{
+		"generatingPolicy": {
+			"MutatingPolicy/virtual-ingress-resolve-routes", "MutatingPolicy/virtual-ingress-service-events-routes",
+			"GeneratingPolicy/virtual-ingress-generate-routes", "ValidatingPolicy/virtual-ingress-route-name",
+		},
+		"clusterPolicy": {
+			"ClusterPolicy/virtual-ingress-resolve-routes", "ClusterPolicy/virtual-ingress-service-events-routes",
+			"ClusterPolicy/virtual-ingress-generate-routes", "ClusterPolicy/virtual-ingress-route-name",
+		},
 	}
+	const routesCache = "GlobalContextEntry/virtual-ingress-virtualhttproutes"
 	for _, c := range []struct {
 		name   string
-		values map[string]any
+		engine string
+		routes any
 		served bool
 	}{
-		{"generatingPolicy, routes on", routeValues("generatingPolicy", true), true},
-		{"generatingPolicy, auto without Gateway API", routeValues("generatingPolicy", "auto"), false},
-		{"generatingPolicy, routes off", routeValues("generatingPolicy", false), false},
-		{"clusterPolicy, routes on", routeValues("clusterPolicy", true), false},
+		{"generatingPolicy, routes on", "generatingPolicy", true, true},
+		{"generatingPolicy, auto without Gateway API", "generatingPolicy", "auto", false},
+		{"generatingPolicy, routes off", "generatingPolicy", false, false},
+		{"clusterPolicy, routes on", "clusterPolicy", true, true},
+		{"clusterPolicy, auto without Gateway API", "clusterPolicy", "auto", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			docs, err := render.Render(chartDir, nil, c.values)
+			docs, err := render.Render(chartDir, nil, routeValues(c.engine, c.routes))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,9 +53,12 @@ func TestRoutePoliciesOnlyWhereServed(t *testing.T) {
 				names = append(names, d.Object.GetKind()+"/"+d.Object.GetName())
 				manifest.WriteString(d.YAML)
 			}
-			for _, p := range routePolicies {
-				if slices.Contains(names, p) != c.served {
-					t.Errorf("%s rendered: %v, want %v", p, !c.served, c.served)
+			for engine, policies := range routePolicies {
+				for _, p := range append(policies, routesCache) {
+					want := c.served && (engine == c.engine || p == routesCache)
+					if slices.Contains(names, p) != want {
+						t.Errorf("%s rendered: %v, want %v", p, !want, want)
+					}
 				}
 			}
 			if got := strings.Contains(manifest.String(), "resources: [httproutes]"); got != c.served {
@@ -73,7 +84,8 @@ func TestNotesSayWhetherRoutesAreServed(t *testing.T) {
 	}{
 		{routeValues("generatingPolicy", true), "VirtualHTTPRoutes (Gateway API) are served too"},
 		{routeValues("generatingPolicy", "auto"), "the cluster does not serve gateway.networking.k8s.io/v1 HTTPRoute"},
-		{routeValues("clusterPolicy", true), "the clusterPolicy engine has no route policies yet"},
+		{routeValues("clusterPolicy", true), "VirtualHTTPRoutes (Gateway API) are served too"},
+		{routeValues("clusterPolicy", false), "gatewayAPI.routes is false"},
 	} {
 		install, err := render.ClientOnlyInstall("virtual-ingress", render.Namespace)
 		if err != nil {

@@ -36,7 +36,7 @@ var routeScenarios = []struct {
 }
 
 // routesEngines are the engines whose chart renders the VirtualHTTPRoute policies.
-var routesEngines = map[string]bool{policyengine.GeneratingPolicy: true}
+var routesEngines = map[string]bool{policyengine.ClusterPolicy: true, policyengine.GeneratingPolicy: true}
 
 func getRoute(t *testing.T, ns, name string) *unstructured.Unstructured {
 	t.Helper()
@@ -141,17 +141,53 @@ func testRouteResolved(t *testing.T) {
 	}
 }
 
+// verbatimValue looks like a Kyverno variable (and like an escaped one): user data that must reach the HTTPRoute as
+// written, never evaluated by a policy.
+const verbatimValue = "x-{{ request.userInfo.username }}-\\{{ escaped }}-${HOME}"
+
+// assertVerbatim checks that the header match and the annotation carrying verbatimValue arrived as written.
+func assertVerbatim(t *testing.T, route *unstructured.Unstructured) {
+	t.Helper()
+	if got := route.GetAnnotations()["example.com/note"]; got != verbatimValue {
+		t.Errorf("annotation example.com/note %q, want %q", got, verbatimValue)
+	}
+	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
+	var header string
+	if len(rules) > 0 {
+		matches, _, _ := unstructured.NestedSlice(rules[0].(map[string]any), "matches")
+		if len(matches) > 0 {
+			headers, _, _ := unstructured.NestedSlice(matches[0].(map[string]any), "headers")
+			if len(headers) > 0 {
+				header, _, _ = unstructured.NestedString(headers[0].(map[string]any), "value")
+			}
+		}
+	}
+	if header != verbatimValue {
+		t.Errorf("header match value %q, want %q", header, verbatimValue)
+	}
+}
+
 // testRouteServiceRecreated: the CCM recreates the Service under a new name; the HTTPRoute follows. Then the Service
-// goes for good: the route keeps the last Service (Stale), never emptied.
+// goes for good: the route keeps the last Service (Stale), never emptied. The route carries a header match and an
+// annotation that look like Kyverno variables: they reach the HTTPRoute as written on create and on every
+// re-resolution (which carries the stored route over).
 func testRouteServiceRecreated(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-route-recreate")
-	first, _ := resolvedCoderRoute(t, ns)
+	first := ccmName(t)
+	createService(t, ns, first, relayLabels())
+	spec := virtualingress.CoderRouteSpec(relayLabels())
+	rule := spec["rules"].([]any)[0].(map[string]any)
+	rule["matches"].([]any)[0].(map[string]any)["headers"] = []any{map[string]any{"name": "x-user", "value": verbatimValue}}
+	vhr := virtualingress.NewRoute(ns, "coder", spec)
+	vhr.SetAnnotations(map[string]string{"example.com/note": verbatimValue})
+	createRoute(t, vhr)
+	assertVerbatim(t, waitHTTPRoute(t, ns, "coder-generated", first+":80"))
 
 	deleteService(t, ns, first)
 	second := ccmName(t)
 	createService(t, ns, second, relayLabels())
-	waitHTTPRoute(t, ns, "coder-generated", second+":80")
+	assertVerbatim(t, waitHTTPRoute(t, ns, "coder-generated", second+":80"))
 
 	deleteService(t, ns, second)
 	eventually(t, "Resolved=False Stale", func() (bool, string, error) {
