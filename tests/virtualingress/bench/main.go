@@ -81,7 +81,7 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench in the repository)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long one measurement may wait for convergence")
 	flag.DurationVar(&o.burstTimeout, "burst-timeout", 30*time.Minute, "how long the burst of Service recreations may take to be followed")
-	flag.BoolVar(&o.routes, "routes", true, "install Gateway API's CRDs and measure VirtualHTTPRoutes too (generatingPolicy engine)")
+	flag.BoolVar(&o.routes, "routes", true, "install Gateway API's CRDs and measure VirtualHTTPRoutes too")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -248,7 +248,7 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		return r, err
 	}
 	r.PoliciesReadySeconds = time.Since(start).Seconds()
-	stopController, err := b.startStatusController(ctx, engine == policyengine.GeneratingPolicy && o.routes)
+	stopController, err := b.startStatusController(ctx, o.routes)
 	if err != nil {
 		return r, err
 	}
@@ -272,7 +272,7 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		r.Recreate.Error = err.Error()
 		fmt.Printf("[%s] recreate latency failed after %d samples: %v\n", engine, len(samples), err)
 	}
-	if engine == policyengine.GeneratingPolicy && o.routes {
+	if o.routes {
 		fmt.Printf("[%s] route create latency: %d VirtualHTTPRoutes, one at a time\n", engine, o.creates)
 		samples, err = b.createLatency(ctx, o.creates, b.virtualHTTPRoutes())
 		r.RouteCreate = summarise(samples, createTarget)

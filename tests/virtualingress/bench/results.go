@@ -28,8 +28,7 @@ type engineResults struct {
 	WallSeconds          float64  `json:"wallSeconds"`
 	Create               *latency `json:"createToIngress,omitempty"`
 	Recreate             *latency `json:"serviceRecreateToIngressUpdated,omitempty"`
-	// RouteCreate and RouteRecreate are the same for VirtualHTTPRoutes and their HTTPRoutes, where the engine renders
-	// the route policies.
+	// RouteCreate and RouteRecreate are the same for VirtualHTTPRoutes and their HTTPRoutes (with --routes).
 	RouteCreate   *latency `json:"createToHTTPRoute,omitempty"`
 	RouteRecreate *latency `json:"serviceRecreateToHTTPRouteUpdated,omitempty"`
 	Scale         *scale   `json:"scale,omitempty"`
