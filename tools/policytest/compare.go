@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,57 +17,43 @@ import (
 )
 
 type compareOptions struct {
-	virtualIngresses []string
-	updates          []string
-	services         []string
-	values           []string
-	chart            string
-	junitFile        string
-	show             bool
-}
-
-func defaultCompareOptions() (compareOptions, error) {
-	vis, err := filepath.Glob("fixtures/virtualingresses/*.yaml")
-	if err != nil {
-		return compareOptions{}, err
-	}
-	updates, err := filepath.Glob("fixtures/virtualingresses/updates/*.yaml")
-	if err != nil {
-		return compareOptions{}, err
-	}
-	sort.Strings(vis)
-	sort.Strings(updates)
-	return compareOptions{
-		virtualIngresses: append([]string{"fixtures/examples/virtualingresses.yaml"}, vis...),
-		updates:          updates,
-		services:         []string{"fixtures/clusters/tenant-root.yaml"},
-		chart:            "charts/virtual-ingress",
-	}, nil
+	creates   []string
+	updates   []string
+	services  []string
+	values    []string
+	chart     string
+	junitFile string
+	show      bool
 }
 
 func newCompareCommand() *cobra.Command {
 	var o compareOptions
 	cmd := &cobra.Command{
-		Use:   "compare [-f virtualingresses.yaml] [-u updated.yaml] [-s services.yaml] [--values f]",
-		Short: "Run VirtualIngresses through both policy engines (ClusterPolicy and CEL) and fail where they differ",
+		Use:   "compare [-f sources.yaml] [-u updated.yaml] [-s services.yaml] [--values f]",
+		Short: "Run VirtualIngresses and VirtualHTTPRoutes through both policy engines (ClusterPolicy and CEL) and fail where they differ",
 		Long: `Renders the chart once with policy.engine=clusterPolicy and once with policy.engine=generatingPolicy (both
-over --values), and runs every VirtualIngress through each engine in-process with Kyverno's own engines, on a
-simulated cluster holding the objects of -s: a CREATE for those of -f, an UPDATE for those of -u (the stored object
-is the file's, status included, as in kyverno test). For each it compares the stored VirtualIngress (status) and the
-generated Ingresses, ignoring only Kyverno's bookkeeping on generated objects (generate.kyverno.io/* labels and
+over --values), and runs every VirtualIngress and VirtualHTTPRoute through each engine in-process with Kyverno's own
+engines, on a simulated cluster holding the objects of -s: a CREATE for those of -f, an UPDATE for those of -u (the
+stored object is the file's, status included, as in kyverno test). A file may hold either kind; each object goes
+through the policies of its own kind. For each it compares the stored object (status) and the generated Ingresses or
+HTTPRoutes, ignoring only Kyverno's bookkeeping on generated objects (generate.kyverno.io/* labels and
 app.kubernetes.io/managed-by=kyverno), and prints a unified diff (clusterPolicy -> generatingPolicy) where they
 differ. --show prints both engines' output for every case.
+With VirtualHTTPRoutes among the inputs, both renders set gatewayAPI.routes to true unless --values set it: the
+chart's auto renders the route policies only on a cluster that serves HTTPRoutes.
 Defaults: when neither -f nor -u is given, -f fixtures/examples/virtualingresses.yaml fixtures/virtualingresses/*.yaml
-and -u fixtures/virtualingresses/updates/*.yaml; without -s, -s fixtures/clusters/tenant-root.yaml (pass an empty
-file for a cluster without Services).`,
+fixtures/examples/virtualhttproutes.yaml and the files of fixtures/virtualhttproutes/*.yaml without a status, and -u
+fixtures/virtualingresses/updates/*.yaml, the files of fixtures/virtualhttproutes/*.yaml with a status (stored
+objects) and fixtures/virtualhttproutes/updates/*.yaml; without -s, -s fixtures/clusters/tenant-root.yaml (pass an
+empty file for a cluster without Services).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := defaultCompareOptions()
+			d, err := defaultCompareOptions("")
 			if err != nil {
 				return err
 			}
-			if len(o.virtualIngresses) == 0 && len(o.updates) == 0 {
-				o.virtualIngresses, o.updates = d.virtualIngresses, d.updates
+			if len(o.creates) == 0 && len(o.updates) == 0 {
+				o.creates, o.updates = d.creates, d.updates
 			}
 			if len(o.services) == 0 {
 				o.services = d.services
@@ -75,8 +61,8 @@ file for a cluster without Services).`,
 			return runCompare(cmd.OutOrStdout(), o)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&o.virtualIngresses, "filename", "f", nil, "YAML file of VirtualIngresses to create (repeatable)")
-	cmd.Flags().StringArrayVarP(&o.updates, "updates", "u", nil, "YAML file of stored VirtualIngresses to write again, as an UPDATE (repeatable)")
+	cmd.Flags().StringArrayVarP(&o.creates, "filename", "f", nil, "YAML file of VirtualIngresses and VirtualHTTPRoutes to create (repeatable)")
+	cmd.Flags().StringArrayVarP(&o.updates, "updates", "u", nil, "YAML file of stored VirtualIngresses and VirtualHTTPRoutes to write again, as an UPDATE (repeatable)")
 	cmd.Flags().StringArrayVarP(&o.services, "services", "s", nil, "YAML file of the Services and Namespaces (or a kyverno test ClusterResource) (repeatable)")
 	cmd.Flags().StringArrayVar(&o.values, "values", nil, "values file for the chart, used for both engines (repeatable)")
 	cmd.Flags().StringVar(&o.chart, "chart", "charts/virtual-ingress", "chart directory")
@@ -92,7 +78,11 @@ type engineOutput struct {
 }
 
 func runCompare(out io.Writer, o compareOptions) error {
-	in, err := readSimInputs(append(append([]string{}, o.virtualIngresses...), o.updates...), o.services, true)
+	in, err := readSimInputs(slices.Concat(o.creates, o.updates), o.services, true)
+	if err != nil {
+		return err
+	}
+	extra, err := enablingValues(o.values, in)
 	if err != nil {
 		return err
 	}
@@ -104,9 +94,13 @@ func runCompare(out io.Writer, o compareOptions) error {
 	parts := map[string]chartParts{}
 	clusters := map[string]simCluster{}
 	for _, e := range engines {
-		p, err := renderEngine(o.chart, o.values, e)
+		p, err := renderEngine(o.chart, o.values, extra, e)
 		if err != nil {
 			return err
+		}
+		// Each engine's render must take every input, so that no case reads as an engine's failure.
+		if err := checkSources(p, in.sources); err != nil {
+			return fmt.Errorf("policy.engine=%s: %w", e, err)
 		}
 		c, err := newSimCluster(p, in)
 		if err != nil {
@@ -114,19 +108,16 @@ func runCompare(out io.Writer, o compareOptions) error {
 		}
 		parts[e], clusters[e] = p, c
 	}
-	if err := validateVirtualIngresses(parts[policyengine.ClusterPolicy], in.vis); err != nil {
-		return err
-	}
 	var tally tally
 	suite := junit.Suite{Name: "parity"}
-	for _, vi := range in.vis {
+	for _, src := range in.sources {
 		operation := kyvernov1.Create
-		if updates[vi.File] {
+		if updates[src.File] {
 			operation = kyvernov1.Update
 		}
 		outputs := map[string]engineOutput{}
 		for _, e := range engines {
-			adm, err := admit(parts[e], clusters[e], vi.Obj, operation)
+			adm, err := admit(parts[e], clusters[e], src.Obj, operation)
 			if err != nil {
 				outputs[e] = engineOutput{err: err}
 				continue
@@ -134,7 +125,7 @@ func runCompare(out io.Writer, o compareOptions) error {
 			y, err := normalisedOutput(adm)
 			outputs[e] = engineOutput{yaml: y, err: err}
 		}
-		tc := compareCase(vi, operation, outputs[policyengine.ClusterPolicy], outputs[policyengine.GeneratingPolicy], o.show)
+		tc := compareCase(src, operation, outputs[policyengine.ClusterPolicy], outputs[policyengine.GeneratingPolicy], o.show)
 		tally.add(tc)
 		suite.Cases = append(suite.Cases, tc)
 		report(out, tc, tc.Name)
@@ -142,9 +133,9 @@ func runCompare(out io.Writer, o compareOptions) error {
 	return tally.finish(out, o.junitFile, []junit.Suite{suite})
 }
 
-func compareCase(vi inputObject, operation kyvernov1.AdmissionOperation, cp, cel engineOutput, show bool) junit.Case {
+func compareCase(src inputObject, operation kyvernov1.AdmissionOperation, cp, cel engineOutput, show bool) junit.Case {
 	tc := junit.Case{
-		Name:      fmt.Sprintf("%s VirtualIngress %s/%s (%s)", operation, vi.Obj.GetNamespace(), vi.Obj.GetName(), vi.File),
+		Name:      fmt.Sprintf("%s %s (%s)", operation, src.name(), src.File),
 		Classname: "parity",
 	}
 	switch {
@@ -166,10 +157,10 @@ func compareCase(vi inputObject, operation kyvernov1.AdmissionOperation, cp, cel
 	return tc
 }
 
-// normalisedOutput is the stored VirtualIngress followed by the generated objects (sorted by kind, namespace and
+// normalisedOutput is the stored source object followed by the generated objects (sorted by kind, namespace and
 // name), as YAML documents, with Kyverno's bookkeeping on generated objects removed: the generate.kyverno.io/*
 // labels and app.kubernetes.io/managed-by, which both engines set to kyverno on a cluster (over a value copied from
-// the VirtualIngress) but only the ClusterPolicy engine sets in the CLI. Nothing else is dropped: annotations are compared as generated (the
+// the source object) but only the ClusterPolicy engine sets in the CLI. Nothing else is dropped: annotations are compared as generated (the
 // CEL engine runs through the CLI's context provider that keeps them, see kyvernosim.ApplyCEL).
 func normalisedOutput(adm admission) (string, error) {
 	generated := make([]*unstructured.Unstructured, 0, len(adm.generated))

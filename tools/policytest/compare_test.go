@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,20 +15,18 @@ import (
 // compareFixtures are the default inputs of `policytest compare`, seen from this package's directory.
 func compareFixtures(t *testing.T) compareOptions {
 	t.Helper()
-	vis, err := filepath.Glob("../../fixtures/virtualingresses/*.yaml")
-	if err != nil || len(vis) == 0 {
-		t.Fatalf("no fixtures: %v", err)
+	o, err := defaultCompareOptions("../..")
+	if err != nil {
+		t.Fatal(err)
 	}
-	updates, err := filepath.Glob("../../fixtures/virtualingresses/updates/*.yaml")
-	if err != nil || len(updates) == 0 {
-		t.Fatalf("no update fixtures: %v", err)
+	for _, kind := range []string{"virtualingresses", "virtualhttproutes"} {
+		for _, files := range [][]string{o.creates, o.updates} {
+			if !slices.ContainsFunc(files, func(f string) bool { return strings.Contains(f, "fixtures/"+kind+"/") }) {
+				t.Fatalf("no fixtures of fixtures/%s/ in %v", kind, files)
+			}
+		}
 	}
-	return compareOptions{
-		virtualIngresses: append([]string{"../../fixtures/examples/virtualingresses.yaml"}, vis...),
-		updates:          updates,
-		services:         []string{"../../fixtures/clusters/tenant-root.yaml"},
-		chart:            realChart,
-	}
+	return o
 }
 
 func TestCompareFindsBothEnginesOfTheChartEqualOnEveryFixture(t *testing.T) {
@@ -36,17 +36,20 @@ func TestCompareFindsBothEnginesOfTheChartEqualOnEveryFixture(t *testing.T) {
 	if err := runCompare(&out, o); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	in, err := readSimInputs(append(append([]string{}, o.virtualIngresses...), o.updates...), o.services, true)
+	in, err := readSimInputs(slices.Concat(o.creates, o.updates), o.services, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests, failures, _ := junitCounts(t, o.junitFile)
-	if tests != len(in.vis) || failures != 0 {
-		t.Errorf("JUnit: %d cases, %d failures; want one passing case per VirtualIngress (%d)\n%s", tests, failures, len(in.vis), out.String())
+	if tests != len(in.sources) || failures != 0 {
+		t.Errorf("JUnit: %d cases, %d failures; want one passing case per input (%d)\n%s", tests, failures, len(in.sources), out.String())
 	}
 	assertContains(t, out.String(),
 		"PASS  CREATE VirtualIngress tenant-root/wiki (../../fixtures/virtualingresses/no-match.yaml)",
-		"PASS  UPDATE VirtualIngress tenant-root/relay-legacy (../../fixtures/virtualingresses/updates/service-gone.yaml)")
+		"PASS  UPDATE VirtualIngress tenant-root/relay-legacy (../../fixtures/virtualingresses/updates/service-gone.yaml)",
+		"PASS  CREATE VirtualHTTPRoute tenant-root/coder (../../fixtures/examples/virtualhttproutes.yaml)",
+		"PASS  UPDATE VirtualHTTPRoute tenant-root/coder (../../fixtures/virtualhttproutes/resolved.yaml)",
+		"PASS  UPDATE VirtualHTTPRoute tenant-root/web (../../fixtures/virtualhttproutes/updates/multiple-kept.yaml)")
 }
 
 // A chart whose CEL engine words one message differently: compare must fail on that VirtualIngress only and show
@@ -75,7 +78,7 @@ func TestCompareFailsWhenTheGeneratedIngressesDiffer(t *testing.T) {
 	replaceInFile(t, filepath.Join(chart, "files/cel/generate.yaml"), `"blockOwnerDeletion": dyn(true)`, `"blockOwnerDeletion": dyn(false)`)
 	o := compareFixtures(t)
 	o.chart = chart
-	o.virtualIngresses, o.updates = []string{"../../fixtures/examples/virtualingresses.yaml", "../../fixtures/virtualingresses/no-match.yaml"}, nil
+	o.creates, o.updates = []string{"../../fixtures/examples/virtualingresses.yaml", "../../fixtures/virtualingresses/no-match.yaml"}, nil
 	var out bytes.Buffer
 	if err := runCompare(&out, o); !errors.Is(err, errReported) {
 		t.Fatalf("want a reported failure, got %v\n%s", err, out.String())
@@ -115,7 +118,7 @@ func TestCompareReportsAnEngineErrorAsAFailure(t *testing.T) {
 	replaceInFile(t, filepath.Join(chart, "files/cel/resolve.yaml"), `oldObject == null ? [] : oldObject.?status.?backends.orValue([])`, `[1, 2][5]`)
 	o := compareFixtures(t)
 	o.chart = chart
-	o.virtualIngresses, o.updates = []string{"../../fixtures/virtualingresses/no-match.yaml"}, nil
+	o.creates, o.updates = []string{"../../fixtures/virtualingresses/no-match.yaml"}, nil
 	var out bytes.Buffer
 	if err := runCompare(&out, o); !errors.Is(err, errReported) {
 		t.Fatalf("want a reported failure, got %v\n%s", err, out.String())
@@ -123,5 +126,68 @@ func TestCompareReportsAnEngineErrorAsAFailure(t *testing.T) {
 	assertContains(t, out.String(), "FAIL  CREATE VirtualIngress tenant-root/wiki", "an engine failed on it", "clusterPolicy: <nil>", "generatingPolicy: ")
 	if strings.Contains(out.String(), "generatingPolicy: <nil>") {
 		t.Errorf("the CEL engine's error is not shown:\n%s", out.String())
+	}
+}
+
+// A VirtualHTTPRoute goes through the route policies only: a change to the CEL route resolve policy fails the route
+// and leaves the VirtualIngress of the same name and outcome passing.
+func TestCompareFailsOnlyTheRouteWhenTheCELRoutePolicyWritesAnotherStatus(t *testing.T) {
+	chart := copyDir(t, realChart)
+	replaceInFile(t, filepath.Join(chart, "files/cel/resolve-route.yaml"), `"no Service in namespace "`, `"no Service at all in namespace "`)
+	o := compareFixtures(t)
+	o.chart = chart
+	o.creates, o.updates = []string{"../../fixtures/virtualingresses/no-match.yaml", "../../fixtures/virtualhttproutes/no-match.yaml"}, nil
+	var out bytes.Buffer
+	if err := runCompare(&out, o); !errors.Is(err, errReported) {
+		t.Fatalf("want a reported failure, got %v\n%s", err, out.String())
+	}
+	assertContains(t, out.String(),
+		"PASS  CREATE VirtualIngress tenant-root/wiki (../../fixtures/virtualingresses/no-match.yaml)",
+		"FAIL  CREATE VirtualHTTPRoute tenant-root/wiki (../../fixtures/virtualhttproutes/no-match.yaml)",
+		"-    message: no Service in namespace tenant-root matches",
+		"+    message: no Service at all in namespace tenant-root matches",
+		"1 passed, 1 failed")
+}
+
+// Values that choose whether the route policies render are obeyed, even where a route then has nothing to run
+// through.
+func TestCompareKeepsTheValuesChoiceOfRoutePolicies(t *testing.T) {
+	o := compareFixtures(t)
+	o.creates, o.updates = []string{"../../fixtures/virtualhttproutes/no-match.yaml"}, nil
+	o.values = []string{filepath.Join(t.TempDir(), "values.yaml")}
+	writeFile(t, o.values[0], "gatewayAPI:\n  routes: false\n")
+	err := runCompare(&bytes.Buffer{}, o)
+	if err == nil {
+		t.Fatal("gatewayAPI.routes: false accepted a VirtualHTTPRoute")
+	}
+	assertContains(t, err.Error(), "no-match.yaml: document 1: VirtualHTTPRoute tenant-root/wiki", "(gatewayAPI.routes: true renders them)")
+}
+
+// The chart's default (auto) renders no route policy offline: a render for VirtualHTTPRoutes sets gatewayAPI.routes
+// under the user's values, and one without leaves the values alone.
+func TestEnablingValuesOnlyForRoutesAndUnderTheUsersValues(t *testing.T) {
+	vis, err := readSimInputs([]string{"../../fixtures/virtualingresses/no-match.yaml"}, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := readSimInputs([]string{"../../fixtures/virtualhttproutes/no-match.yaml"}, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	choosing := filepath.Join(t.TempDir(), "values.yaml")
+	writeFile(t, choosing, "gatewayAPI:\n  routes: auto\n")
+	for _, c := range []struct {
+		name   string
+		values []string
+		in     simInputs
+		want   map[string]any
+	}{
+		{"VirtualIngresses only", nil, vis, nil},
+		{"a VirtualHTTPRoute", nil, routes, map[string]any{"gatewayAPI": map[string]any{"routes": true}}},
+		{"values setting gatewayAPI.routes", []string{choosing}, routes, nil},
+	} {
+		if got, err := enablingValues(c.values, c.in); err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		}
 	}
 }

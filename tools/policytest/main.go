@@ -1,6 +1,6 @@
 // Command policytest checks the chart and its Kyverno policies without a cluster: golden renders, the policies/
 // copy of the chart's policies, `kyverno test` suites run in-process, and an offline preview of what the policies
-// make of a user's VirtualIngresses.
+// make of a user's VirtualIngresses and VirtualHTTPRoutes.
 package main
 
 import (

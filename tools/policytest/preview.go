@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 
 	kyvernov1 "github.com/kyverno/kyverno/api/kyverno/v1"
 	"github.com/spf13/cobra"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/crdschema"
@@ -18,29 +19,31 @@ import (
 )
 
 type previewOptions struct {
-	virtualIngresses []string
-	services         []string
-	values           []string
-	chart            string
-	engine           string
+	sources  []string
+	services []string
+	values   []string
+	chart    string
+	engine   string
 }
 
 func newPreviewCommand() *cobra.Command {
 	o := previewOptions{engine: engineAuto}
 	cmd := &cobra.Command{
 		Use:   "preview -f virtualingresses.yaml -s services.yaml",
-		Short: "Show, without a cluster, the Ingress and status the chart's policies give each VirtualIngress",
-		Long: `Simulates the creation of every VirtualIngress in -f on a cluster that holds the Services (and optionally
-Namespaces) in -s and runs the chart's Kyverno policies, rendered with --values. Prints, for each VirtualIngress,
-the generated Ingress (if it resolves) and the VirtualIngress with the status the policies computed, as YAML
+		Short: "Show, without a cluster, the Ingress or HTTPRoute and status the chart's policies give each VirtualIngress or VirtualHTTPRoute",
+		Long: `Simulates the creation of every VirtualIngress and VirtualHTTPRoute in -f on a cluster that holds the Services
+(and optionally Namespaces) in -s and runs the chart's Kyverno policies, rendered with --values. Prints, for each,
+the generated Ingress or HTTPRoute (if it resolves) and the object with the status the policies computed, as YAML
 documents. Fails on input the API server would reject and on policy errors; a backend that matches no Service is a
-valid result, shown in the status. -s also takes a kyverno test ClusterResource file (its spec.resources).`,
+valid result, shown in the status. -s also takes a kyverno test ClusterResource file (its spec.resources).
+With VirtualHTTPRoutes, gatewayAPI.routes is true unless --values set it: the chart's auto renders the route
+policies only on a cluster that serves HTTPRoutes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPreview(cmd.OutOrStdout(), o)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&o.virtualIngresses, "filename", "f", nil, "YAML file of VirtualIngresses (repeatable)")
+	cmd.Flags().StringArrayVarP(&o.sources, "filename", "f", nil, "YAML file of VirtualIngresses and VirtualHTTPRoutes (repeatable)")
 	cmd.Flags().StringArrayVarP(&o.services, "services", "s", nil, "YAML file of the Services (and Namespaces) the cluster has (repeatable)")
 	cmd.Flags().StringArrayVar(&o.values, "values", nil, "values file for the chart, as for helm install (repeatable)")
 	cmd.Flags().StringVar(&o.chart, "chart", "charts/virtual-ingress", "chart directory")
@@ -52,15 +55,19 @@ valid result, shown in the status. -s also takes a kyverno test ClusterResource 
 const engineAuto = "auto"
 
 func runPreview(out io.Writer, o previewOptions) error {
-	in, err := readSimInputs(o.virtualIngresses, o.services, false)
+	in, err := readSimInputs(o.sources, o.services, false)
 	if err != nil {
 		return err
 	}
-	parts, err := renderEngine(o.chart, o.values, o.engine)
+	extra, err := enablingValues(o.values, in)
 	if err != nil {
 		return err
 	}
-	if err := validateVirtualIngresses(parts, in.vis); err != nil {
+	parts, err := renderEngine(o.chart, o.values, extra, o.engine)
+	if err != nil {
+		return err
+	}
+	if err := checkSources(parts, in.sources); err != nil {
 		return err
 	}
 	c, err := newSimCluster(parts, in)
@@ -68,10 +75,10 @@ func runPreview(out io.Writer, o previewOptions) error {
 		return err
 	}
 	var results []*unstructured.Unstructured
-	for _, vi := range in.vis {
-		adm, err := admit(parts, c, vi.Obj, kyvernov1.Create)
+	for _, src := range in.sources {
+		adm, err := admit(parts, c, src.Obj, kyvernov1.Create)
 		if err != nil {
-			return fmt.Errorf("%s: VirtualIngress %s/%s: %w", vi.where(), vi.Obj.GetNamespace(), vi.Obj.GetName(), err)
+			return fmt.Errorf("%s: %s: %w", src.where(), src.name(), err)
 		}
 		results = append(results, adm.generated...)
 		results = append(results, adm.stored)
@@ -79,17 +86,27 @@ func runPreview(out io.Writer, o previewOptions) error {
 	return writeDocuments(out, results)
 }
 
-// simInputs are the user's VirtualIngresses and cluster objects, read, checked and given uids.
+// simInputs are the user's source objects (VirtualIngresses, VirtualHTTPRoutes) and cluster objects, read, checked
+// and given uids.
 type simInputs struct {
-	vis         []inputObject
+	sources     []inputObject
 	clusterObjs []inputObject
 }
 
-// readSimInputs reads the VirtualIngresses of viFiles and the cluster's objects. With independent, the
-// VirtualIngresses are separate writes (compare) and may share a name; otherwise (preview, one cluster state) every
-// object must be unique.
-func readSimInputs(viFiles, clusterFiles []string, independent bool) (simInputs, error) {
-	vis, err := readInputs(viFiles, virtualIngressGVK)
+func (in simInputs) hasKind(gvk schema.GroupVersionKind) bool {
+	for _, s := range in.sources {
+		if s.Obj.GroupVersionKind() == gvk {
+			return true
+		}
+	}
+	return false
+}
+
+// readSimInputs reads the source objects of sourceFiles and the cluster's objects. With independent, the sources
+// are separate writes (compare) and may share a name; otherwise (preview, one cluster state) every object must be
+// unique.
+func readSimInputs(sourceFiles, clusterFiles []string, independent bool) (simInputs, error) {
+	sources, err := readInputs(sourceFiles, sourceGVKs()...)
 	if err != nil {
 		return simInputs{}, err
 	}
@@ -99,28 +116,32 @@ func readSimInputs(viFiles, clusterFiles []string, independent bool) (simInputs,
 	}
 	unique := clusterObjs
 	if !independent {
-		unique = append(append([]inputObject{}, vis...), clusterObjs...)
+		unique = append(append([]inputObject{}, sources...), clusterObjs...)
 	}
 	if err := checkUnique(unique); err != nil {
 		return simInputs{}, err
 	}
-	for _, vi := range vis {
-		fakeUID(vi.Obj)
+	for _, s := range sources {
+		fakeUID(s.Obj)
 	}
-	return simInputs{vis: vis, clusterObjs: clusterObjs}, nil
+	return simInputs{sources: sources, clusterObjs: clusterObjs}, nil
 }
 
-// renderEngine renders the chart with the values files and, unless engine is auto, policy.engine set to engine.
-func renderEngine(chart string, values []string, engine string) (chartParts, error) {
-	var extra map[string]any
+// renderEngine renders the chart with the values files, extra on top and, unless engine is auto, policy.engine set
+// to engine.
+func renderEngine(chart string, valuesFiles []string, extra map[string]any, engine string) (chartParts, error) {
+	extra = maps.Clone(extra)
 	switch engine {
 	case engineAuto, "":
 	case policyengine.ClusterPolicy, policyengine.GeneratingPolicy:
-		extra = map[string]any{"policy": map[string]any{"engine": engine}}
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		extra["policy"] = map[string]any{"engine": engine}
 	default:
 		return chartParts{}, fmt.Errorf("unknown engine %q: want %s, %s or %s", engine, policyengine.ClusterPolicy, policyengine.GeneratingPolicy, engineAuto)
 	}
-	docs, err := render.Render(chart, values, extra)
+	docs, err := render.Render(chart, valuesFiles, extra)
 	if err != nil {
 		return chartParts{}, err
 	}
@@ -134,23 +155,31 @@ func renderEngine(chart string, values []string, engine string) (chartParts, err
 	return parts, nil
 }
 
-func validateVirtualIngresses(parts chartParts, vis []inputObject) error {
-	validator, err := crdschema.Load([]byte(parts.crdYAML))
-	if err != nil {
-		return err
-	}
-	for _, vi := range vis {
-		if errs := validator.Validate(context.Background(), vi.Obj); len(errs) > 0 {
-			return fmt.Errorf("%s: VirtualIngress %s/%s would be rejected by the API server:\n%s",
-				vi.where(), vi.Obj.GetNamespace(), vi.Obj.GetName(), crdschema.Summary(errs))
+// checkSources rejects, before any policy runs, a source the API server would reject (its CRD's schema) and one the
+// render has no policies for.
+func checkSources(parts chartParts, sources []inputObject) error {
+	validators := map[schema.GroupVersionKind]*crdschema.Validator{}
+	for _, src := range sources {
+		gvk := src.Obj.GroupVersionKind()
+		s, err := parts.forKind(gvk)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", src.where(), src.name(), err)
+		}
+		if validators[gvk] == nil {
+			if validators[gvk], err = crdschema.Load([]byte(s.crdYAML)); err != nil {
+				return err
+			}
+		}
+		if errs := validators[gvk].Validate(context.Background(), src.Obj); len(errs) > 0 {
+			return fmt.Errorf("%s: %s would be rejected by the API server:\n%s", src.where(), src.name(), crdschema.Summary(errs))
 		}
 	}
 	return nil
 }
 
 func newSimCluster(parts chartParts, in simInputs) (simCluster, error) {
-	objs := clusterObjects(in.vis, in.clusterObjs)
-	fc, err := kyvernosim.NewCluster([]*apiextensionsv1.CustomResourceDefinition{parts.crd}, objs)
+	objs := clusterObjects(in.sources, in.clusterObjs)
+	fc, err := kyvernosim.NewCluster(parts.crds(), objs)
 	if err != nil {
 		return simCluster{}, err
 	}
@@ -163,10 +192,7 @@ func newSimCluster(parts chartParts, in simInputs) (simCluster, error) {
 	return c, nil
 }
 
-// clusterObjects is the fake cluster's content: the user's objects plus a Namespace for every namespace used
-// that the user did not define. Kyverno reads the namespace of each request (for namespaceSelector), and a
-// real cluster would have it.
-func clusterObjects(vis, given []inputObject) []*unstructured.Unstructured {
+func clusterObjects(sources, given []inputObject) []*unstructured.Unstructured {
 	var objs []*unstructured.Unstructured
 	defined := map[string]bool{}
 	for _, o := range given {
@@ -175,7 +201,7 @@ func clusterObjects(vis, given []inputObject) []*unstructured.Unstructured {
 			defined[o.Obj.GetName()] = true
 		}
 	}
-	for _, o := range append(append([]inputObject{}, vis...), given...) {
+	for _, o := range append(append([]inputObject{}, sources...), given...) {
 		ns := o.Obj.GetNamespace()
 		if ns == "" || defined[ns] {
 			continue

@@ -11,9 +11,9 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kyvernosim"
 )
 
-// admission is the outcome of creating (or updating) one VirtualIngress.
+// admission is the outcome of creating (or updating) one source object.
 type admission struct {
-	stored    *unstructured.Unstructured   // the VirtualIngress as mutated, i.e. as the API server would store it
+	stored    *unstructured.Unstructured   // the object as mutated, i.e. as the API server would store it
 	generated []*unstructured.Unstructured // what the generate rules / GeneratingPolicies create for it
 }
 
@@ -24,19 +24,23 @@ type simCluster struct {
 	namespaces []*unstructured.Unstructured
 }
 
-// admit runs the chart's policies of whichever engine it renders on one write of vi.
-func admit(parts chartParts, c simCluster, vi *unstructured.Unstructured, operation kyvernov1.AdmissionOperation) (admission, error) {
-	if len(parts.policies) > 0 {
-		return admitClusterPolicies(parts.policies, c.cluster, vi, operation)
+// admit runs the chart's policies for obj's kind, of whichever engine it renders, on one write of obj.
+func admit(parts chartParts, c simCluster, obj *unstructured.Unstructured, operation kyvernov1.AdmissionOperation) (admission, error) {
+	s, err := parts.forKind(obj.GroupVersionKind())
+	if err != nil {
+		return admission{}, err
 	}
-	return admitCEL(parts.cel, c, vi, operation)
+	if len(s.policies) > 0 {
+		return admitClusterPolicies(s.policies, c.cluster, obj, operation)
+	}
+	return admitCEL(s.cel, c, obj, operation)
 }
 
-// admitClusterPolicies runs the policies on a write of vi like `kyverno test` does: mutate rules in policy order,
+// admitClusterPolicies runs the policies on a write of obj like `kyverno test` does: mutate rules in policy order,
 // each on the result of the previous ones, then generate rules on the mutated object. A rule error is returned: the
 // webhook (failurePolicy Fail) would reject the write, and a preview without it would show a wrong result.
-func admitClusterPolicies(policies []kyvernov1.PolicyInterface, c kyvernosim.Cluster, vi *unstructured.Unstructured, operation kyvernov1.AdmissionOperation) (admission, error) {
-	responses, resource, err := kyvernosim.Apply(policies, c, vi, operation)
+func admitClusterPolicies(policies []kyvernov1.PolicyInterface, c kyvernosim.Cluster, obj *unstructured.Unstructured, operation kyvernov1.AdmissionOperation) (admission, error) {
+	responses, resource, err := kyvernosim.Apply(policies, c, obj, operation)
 	if err != nil {
 		return admission{}, err
 	}
@@ -58,8 +62,8 @@ func admitClusterPolicies(policies []kyvernov1.PolicyInterface, c kyvernosim.Clu
 }
 
 // admitCEL is the same for the CEL engine: the MutatingPolicies, then the GeneratingPolicies on the mutated object.
-func admitCEL(policies kyvernosim.CELPolicies, c simCluster, vi *unstructured.Unstructured, operation kyvernov1.AdmissionOperation) (admission, error) {
-	res, err := kyvernosim.ApplyCEL(policies, c.cluster, c.namespaces, vi, operation)
+func admitCEL(policies kyvernosim.CELPolicies, c simCluster, obj *unstructured.Unstructured, operation kyvernov1.AdmissionOperation) (admission, error) {
+	res, err := kyvernosim.ApplyCEL(policies, c.cluster, c.namespaces, obj, operation)
 	if err != nil {
 		return admission{}, err
 	}

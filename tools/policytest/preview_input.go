@@ -18,9 +18,8 @@ import (
 const defaultNamespace = "default"
 
 var (
-	virtualIngressGVK = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualIngress"}
-	serviceGVK        = kyvernosim.ServiceGVK
-	namespaceGVK      = kyvernosim.NamespaceGVK
+	serviceGVK   = kyvernosim.ServiceGVK
+	namespaceGVK = kyvernosim.NamespaceGVK
 	// kyverno test's cluster state file; -s takes it too (only its resources are read).
 	clusterResourceGVK = schema.GroupVersionKind{Group: "cli.kyverno.io", Version: "v1alpha1", Kind: "ClusterResource"}
 )
@@ -33,6 +32,11 @@ type inputObject struct {
 }
 
 func (o inputObject) where() string { return fmt.Sprintf("%s: document %d", o.File, o.Index) }
+
+// name is how results and errors name the object: "VirtualIngress tenant-root/coder".
+func (o inputObject) name() string {
+	return o.Obj.GetKind() + " " + o.Obj.GetNamespace() + "/" + o.Obj.GetName()
+}
 
 // readInputs parses every document of the files and checks each is one of the allowed kinds. Documents are
 // numbered as Kubernetes' YAML reader splits them: one holding only comments counts, nothing between two --- does

@@ -12,6 +12,7 @@ import (
 	policyvalidation "github.com/kyverno/kyverno/pkg/validation/policy"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kyvernosim"
@@ -19,25 +20,48 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
-// chartParts is what preview needs from a render: the policies of one engine that act on VirtualIngresses (the
-// ClusterPolicies, or the CEL MutatingPolicies and GeneratingPolicies) and the VirtualIngress CRD.
+// chartParts is what preview and compare need from a render: for each source kind, the policies of one engine that
+// act on a write of it (the ClusterPolicies, or the CEL MutatingPolicies and GeneratingPolicies) and its CRD. A kind
+// the values leave without policies has an entry with its CRD only.
 type chartParts struct {
+	sources map[schema.GroupVersionKind]sourceParts
+}
+
+type sourceParts struct {
 	policies []kyvernov1.PolicyInterface
 	cel      kyvernosim.CELPolicies
 	crd      *apiextensionsv1.CustomResourceDefinition
 	crdYAML  string
 }
 
+func (p sourceParts) celCount() int { return len(p.cel.Mutating) + len(p.cel.Generating) }
+
+func (p sourceParts) hasPolicies() bool { return len(p.policies) > 0 || p.celCount() > 0 }
+
 // engine names the policy engine the render holds, as the chart's policy.engine value does.
 func (p chartParts) engine() string {
-	if len(p.policies) > 0 {
-		return policyengine.ClusterPolicy
+	for _, s := range p.sources {
+		if len(s.policies) > 0 {
+			return policyengine.ClusterPolicy
+		}
 	}
 	return policyengine.GeneratingPolicy
 }
 
+// crds are the source kinds' CRDs, for the simulated cluster to serve.
+func (p chartParts) crds() []*apiextensionsv1.CustomResourceDefinition {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, k := range sourceKinds {
+		if s := p.sources[k.gvk]; s.crd != nil {
+			crds = append(crds, s.crd)
+		}
+	}
+	return crds
+}
+
 func splitChart(docs []render.Document) (chartParts, error) {
-	var parts chartParts
+	parts := chartParts{sources: map[schema.GroupVersionKind]sourceParts{}}
+	crds := map[string]render.Document{}
 	var policyDocs []string
 	for _, d := range docs {
 		gvk := d.Object.GroupVersionKind()
@@ -45,40 +69,64 @@ func splitChart(docs []render.Document) (chartParts, error) {
 		case gvk.Group == "kyverno.io" && gvk.Kind == "ClusterPolicy",
 			gvk.Group == "policies.kyverno.io" && (gvk.Kind == "MutatingPolicy" || gvk.Kind == "GeneratingPolicy"):
 			policyDocs = append(policyDocs, d.YAML)
-		case gvk.Kind == "CustomResourceDefinition" && d.Object.GetName() == "virtualingresses.virtual-ingress.io":
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := yaml.Unmarshal([]byte(d.YAML), crd); err != nil {
-				return parts, fmt.Errorf("%s: %w", d.Source, err)
-			}
-			parts.crd, parts.crdYAML = crd, d.YAML
+		case gvk.Kind == "CustomResourceDefinition":
+			crds[d.Object.GetName()] = d
 		}
-	}
-	if parts.crd == nil {
-		return parts, fmt.Errorf("the chart renders no CustomResourceDefinition virtualingresses.virtual-ingress.io")
 	}
 	loaded, err := loadPolicies(policyDocs)
 	if err != nil {
 		return parts, err
 	}
-	parts.policies = policiesForVirtualIngress(loaded.Policies)
-	for _, m := range loaded.MutatingPolicies {
-		if celMatchesVirtualIngresses(m.GetSpec().MatchConstraints) {
-			parts.cel.Mutating = append(parts.cel.Mutating, m)
+	for _, k := range sourceKinds {
+		var s sourceParts
+		if d, ok := crds[k.crdName()]; ok {
+			s.crd, s.crdYAML = &apiextensionsv1.CustomResourceDefinition{}, d.YAML
+			if err := yaml.Unmarshal([]byte(d.YAML), s.crd); err != nil {
+				return parts, fmt.Errorf("%s: %w", d.Source, err)
+			}
 		}
-	}
-	for _, g := range loaded.GeneratingPolicies {
-		if celMatchesVirtualIngresses(g.GetSpec().MatchConstraints) {
-			parts.cel.Generating = append(parts.cel.Generating, g)
+		s.policies = policiesForKind(loaded.Policies, k.gvk.Kind)
+		for _, m := range loaded.MutatingPolicies {
+			if celMatches(m.GetSpec().MatchConstraints, k.resource) {
+				s.cel.Mutating = append(s.cel.Mutating, m)
+			}
 		}
+		for _, g := range loaded.GeneratingPolicies {
+			if celMatches(g.GetSpec().MatchConstraints, k.resource) {
+				s.cel.Generating = append(s.cel.Generating, g)
+			}
+		}
+		if len(s.policies) > 0 && s.celCount() > 0 {
+			return parts, fmt.Errorf("the chart renders both ClusterPolicies and CEL policies for %ss; preview one engine at a time", k.gvk.Kind)
+		}
+		parts.sources[k.gvk] = s
 	}
-	celCount := len(parts.cel.Mutating) + len(parts.cel.Generating)
-	switch {
-	case len(parts.policies) == 0 && celCount == 0:
-		return parts, fmt.Errorf("the chart renders no ClusterPolicy rule, MutatingPolicy or GeneratingPolicy matching VirtualIngress")
-	case len(parts.policies) > 0 && celCount > 0:
-		return parts, fmt.Errorf("the chart renders both ClusterPolicies and CEL policies for VirtualIngresses; preview one engine at a time")
+	// The VirtualIngress policies render whatever the values: a render without them is not of this chart's policies.
+	if _, err := parts.forKind(virtualIngressGVK); err != nil {
+		return parts, err
 	}
 	return parts, nil
+}
+
+// forKind is what a write of an object of gvk goes through. A render without the kind's CRD or policies is an error:
+// the write could not be checked against the schema, or would pass through nothing.
+func (p chartParts) forKind(gvk schema.GroupVersionKind) (sourceParts, error) {
+	for _, k := range sourceKinds {
+		if k.gvk != gvk {
+			continue
+		}
+		s := p.sources[gvk]
+		switch {
+		case s.crd == nil:
+			return s, fmt.Errorf("the chart renders no CustomResourceDefinition %s", k.crdName())
+		case !s.hasPolicies() && k.enabledBy != nil:
+			return s, fmt.Errorf("the chart renders no ClusterPolicy rule, MutatingPolicy or GeneratingPolicy matching %s (%s renders them)", gvk.Kind, k.enabledByText())
+		case !s.hasPolicies():
+			return s, fmt.Errorf("the chart renders no ClusterPolicy rule, MutatingPolicy or GeneratingPolicy matching %s", gvk.Kind)
+		}
+		return s, nil
+	}
+	return sourceParts{}, fmt.Errorf("%s is not a kind the chart's policies generate from", gvk)
 }
 
 // loadPolicies goes through the Kyverno CLI's own loader (schema defaults, conversion) and validation, so that a
@@ -110,15 +158,15 @@ func loadPolicies(docs []string) (*policy.LoaderResults, error) {
 	return results, nil
 }
 
-// celMatchesVirtualIngresses: the CEL policies that admission of a VirtualIngress runs (not the service-events
-// MutatingPolicy, which matches Services).
-func celMatchesVirtualIngresses(m *admissionregistrationv1.MatchResources) bool {
+// celMatches tells the CEL policies that admission of a resource runs (not the service-events MutatingPolicies,
+// which match Services).
+func celMatches(m *admissionregistrationv1.MatchResources, resource string) bool {
 	if m == nil {
 		return false
 	}
 	for _, r := range m.ResourceRules {
 		for _, res := range r.Resources {
-			if res == virtualIngressResource || res == "*" {
+			if res == resource || res == "*" {
 				return true
 			}
 		}
@@ -126,19 +174,17 @@ func celMatchesVirtualIngresses(m *admissionregistrationv1.MatchResources) bool 
 	return false
 }
 
-const virtualIngressResource = "virtualingresses"
-
-// policiesForVirtualIngress keeps only the rules that match VirtualIngresses: the admission of one is what preview
-// simulates. Rules on other kinds (the Service-triggered mutate-existing rule) are dropped, and so are policies
-// left without rules.
-func policiesForVirtualIngress(policies []kyvernov1.PolicyInterface) []kyvernov1.PolicyInterface {
+// policiesForKind keeps only the rules that match kind: the admission of one object is what preview and compare
+// simulate. Rules on other kinds (the Service-triggered mutate-existing rules, the other source kind's) are dropped,
+// and so are policies left without rules.
+func policiesForKind(policies []kyvernov1.PolicyInterface, kind string) []kyvernov1.PolicyInterface {
 	var kept []kyvernov1.PolicyInterface
 	for _, p := range policies {
 		p = p.CreateDeepCopy()
 		spec := p.GetSpec()
 		var rules []kyvernov1.Rule
 		for _, r := range spec.Rules {
-			if matchesVirtualIngress(r.MatchResources) {
+			if matchesKind(r.MatchResources, kind) {
 				rules = append(rules, r)
 			}
 		}
@@ -151,7 +197,7 @@ func policiesForVirtualIngress(policies []kyvernov1.PolicyInterface) []kyvernov1
 	return kept
 }
 
-func matchesVirtualIngress(m kyvernov1.MatchResources) bool {
+func matchesKind(m kyvernov1.MatchResources, kind string) bool {
 	descriptions := []kyvernov1.ResourceDescription{m.ResourceDescription}
 	for _, f := range append(append(kyvernov1.ResourceFilters{}, m.Any...), m.All...) {
 		descriptions = append(descriptions, f.ResourceDescription)
@@ -161,7 +207,7 @@ func matchesVirtualIngress(m kyvernov1.MatchResources) bool {
 			// Kinds are "Kind", "group/version/Kind" or "group/*/Kind"; a subresource ("Kind/status") is not the
 			// object itself.
 			parts := strings.Split(k, "/")
-			if last := parts[len(parts)-1]; last == virtualIngressGVK.Kind || last == "*" {
+			if last := parts[len(parts)-1]; last == kind || last == "*" {
 				return true
 			}
 		}

@@ -22,7 +22,7 @@ func preview(t *testing.T, vis, services string) (string, error) {
 	writeFile(t, viFile, vis)
 	writeFile(t, svcFile, services)
 	var out bytes.Buffer
-	err := runPreview(&out, previewOptions{virtualIngresses: []string{viFile}, services: []string{svcFile}, chart: realChart})
+	err := runPreview(&out, previewOptions{sources: []string{viFile}, services: []string{svcFile}, chart: realChart})
 	return out.String(), err
 }
 
@@ -147,7 +147,7 @@ spec:
 
 func TestPreviewWithoutServicesLeavesEveryBackendUnresolved(t *testing.T) {
 	var out bytes.Buffer
-	err := runPreview(&out, previewOptions{virtualIngresses: []string{"testdata/preview/virtualingresses.yaml"}, chart: realChart})
+	err := runPreview(&out, previewOptions{sources: []string{"testdata/preview/virtualingresses.yaml"}, chart: realChart})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -168,10 +168,10 @@ func TestPreviewEngineOptionPicksThePolicyKindsAndBothShowTheSameObjects(t *test
 	for _, engine := range []string{policyengine.ClusterPolicy, policyengine.GeneratingPolicy} {
 		var out bytes.Buffer
 		err := runPreview(&out, previewOptions{
-			virtualIngresses: []string{"testdata/preview/virtualingresses.yaml"},
-			services:         []string{"testdata/preview/services.yaml"},
-			chart:            realChart,
-			engine:           engine,
+			sources:  []string{"testdata/preview/virtualingresses.yaml"},
+			services: []string{"testdata/preview/services.yaml"},
+			chart:    realChart,
+			engine:   engine,
 		})
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", engine, err, out.String())
@@ -195,8 +195,28 @@ func TestPreviewEngineOptionPicksThePolicyKindsAndBothShowTheSameObjects(t *test
 }
 
 func TestPreviewRejectsAnUnknownEngine(t *testing.T) {
-	err := runPreview(&bytes.Buffer{}, previewOptions{virtualIngresses: []string{"testdata/preview/virtualingresses.yaml"}, chart: realChart, engine: "kyverno"})
+	err := runPreview(&bytes.Buffer{}, previewOptions{sources: []string{"testdata/preview/virtualingresses.yaml"}, chart: realChart, engine: "kyverno"})
 	if err == nil || !strings.Contains(err.Error(), `unknown engine "kyverno"`) {
 		t.Fatalf("want an unknown engine error, got %v", err)
+	}
+}
+
+// preview takes VirtualHTTPRoutes too, rendering the route policies the chart's auto would not render offline.
+func TestPreviewGeneratesTheHTTPRouteOfAVirtualHTTPRoute(t *testing.T) {
+	var out bytes.Buffer
+	err := runPreview(&out, previewOptions{
+		sources:  []string{"../../fixtures/examples/virtualhttproutes.yaml"},
+		services: []string{"../../fixtures/clusters/tenant-root.yaml"},
+		chart:    realChart,
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	var kinds []string
+	for _, o := range previewObjects(t, out.String()) {
+		kinds = append(kinds, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
+	}
+	if got, want := strings.Join(kinds, ", "), "HTTPRoute tenant-root/coder-generated, VirtualHTTPRoute tenant-root/coder"; got != want {
+		t.Errorf("documents %q, want %q\n%s", got, want, out.String())
 	}
 }
