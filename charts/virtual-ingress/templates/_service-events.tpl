@@ -62,6 +62,15 @@ spec:
           ? resource.List("virtual-ingress.io/v1alpha1", {{ $resource | quote }}, object.metadata.namespace,
               {"virtual-ingress.io/name-hash": md5(string(concerned[0]))})
           : resource.List("virtual-ingress.io/v1alpha1", {{ $resource | quote }}, object.metadata.namespace))
+  # `object` is the VirtualIngress here: one that selects the Service (before or after the change) or uses it.
+  targetMatchConditions:
+  - name: selects-or-uses-the-service
+    expression: >-
+      ({{ include "virtual-ingress.celSelectors" "object" | nindent 8 }})
+        .exists(sel, sel.size() > 0 && (
+          sel.all(k, k in variables.serviceLabels && variables.serviceLabels[k] == sel[k])
+          || sel.all(k, k in variables.oldServiceLabels && variables.oldServiceLabels[k] == sel[k])))
+      || object.?status.?backends.orValue([]).exists(b, b.?service.orValue("") == request.name)
   {{- include "virtual-ingress.celSpec" (dict "file" "service-events.yaml" "root" $root) | nindent 2 }}
 {{- end }}
 
