@@ -119,7 +119,10 @@ func runKyvernoSuite(dir string) []junit.Case {
 		}
 		cases = append(cases, c)
 	}
+	want, wantErr := expectedRows(dir)
 	switch {
+	case wantErr != nil:
+		cases = append(cases, junit.Case{Name: "kyverno test", Classname: dir, Failure: "reading the suite: " + wantErr.Error()})
 	case err != nil && !testsFailed.MatchString(err.Error()):
 		cases = append(cases, junit.Case{
 			Name: "kyverno test", Classname: dir,
@@ -130,6 +133,12 @@ func runKyvernoSuite(dir string) []junit.Case {
 		cases = append(cases, junit.Case{
 			Name: "kyverno test", Classname: dir,
 			Failure: "no results: the suite's results matched no policy, rule or resource",
+			Details: relevantOutput(output),
+		})
+	case len(cases) < want:
+		cases = append(cases, junit.Case{
+			Name: "kyverno test", Classname: dir,
+			Failure: fmt.Sprintf("%d results printed, %d declared: a policy failed to apply to the others (run kyverno test %s -v 4 and look for ERR)", len(cases), want, dir),
 			Details: relevantOutput(output),
 		})
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -169,5 +170,31 @@ func TestKyvernoNeedsSuitesAndRefusesNestedOnes(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "require-label/inner/kyverno-test.yaml"), "kind: Test\n")
 	if _, err := discoverSuites([]string{dir}); err == nil || !strings.Contains(err.Error(), "nested") {
 		t.Errorf("nested suite: %v", err)
+	}
+}
+
+// TestExpectedRows: one row per resource of each result, so that a suite printing fewer (a policy that failed to
+// apply to some resources) is caught.
+func TestExpectedRows(t *testing.T) {
+	dir := t.TempDir()
+	suite := `results:
+- policy: p
+  resources: [ns/a, ns/b]
+- policy: p
+  resources: [ns/c]
+- policy: q
+`
+	if err := os.WriteFile(filepath.Join(dir, kyvernoTestFile), []byte(suite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := expectedRows(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 4 {
+		t.Errorf("expectedRows = %d, want 4", got)
+	}
+	if _, err := expectedRows(t.TempDir()); err == nil {
+		t.Error("a directory without a suite gave no error")
 	}
 }
