@@ -125,8 +125,9 @@ One ClusterPolicy rule: the Kyverno rule body from files/rules/<file>.yaml plus 
 vi_config context variable. Call with (dict "file" "x.yaml" "kinds" (list ...) "operations" (list ...) "root" $), and
 "everywhere" true for a rule that ignores the namespace restrictions (as the generate rule does). With "source"
 ("VirtualIngress" or "VirtualHTTPRoute"), a rule that serves both kinds gets the vi_kind context variable (what
-virtual-ingress.generatedKinds says of that kind, and the GlobalContextEntry of its objects as "cache"); with "prelude", the context entries of files/rules/<prelude> (entries
-several rules share) come before the rule's own; "name" renames the rule.
+virtual-ingress.generatedKinds says of that kind, and the GlobalContextEntry of its objects as "cache"); with
+"prelude", the context entries of files/rules/<prelude> (entries several rules share) come before the rule's own;
+"name" renames the rule.
 */}}
 {{- define "virtual-ingress.rule" -}}
 {{- $root := .root }}
@@ -352,10 +353,3 @@ Name of the GlobalContextEntry through which the service-events policies find th
 {{- printf "%s-virtualhttproutes" (include "virtual-ingress.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/*
-"true" when this release renders the VirtualHTTPRoute policies (either engine's) and what they need: the Gateway API
-switch says so (virtual-ingress.routes).
-*/}}
-{{- define "virtual-ingress.routePolicies" -}}
-{{- include "virtual-ingress.routes" . }}
-{{- end }}
