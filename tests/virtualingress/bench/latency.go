@@ -148,3 +148,16 @@ func (b *bench) createService(ctx context.Context, ns, name string, labels map[s
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}, metav1.CreateOptions{})
 }
+
+// latencyRow runs one latency measurement, announced as what, and summarises it against target. A measurement that
+// fails keeps the samples it took, and its error in the row.
+func latencyRow(engine, what string, target time.Duration, measure func() ([]time.Duration, error)) *latency {
+	fmt.Printf("[%s] %s\n", engine, what)
+	samples, err := measure()
+	row := summarise(samples, target)
+	if err != nil {
+		row.Error = err.Error()
+		fmt.Printf("[%s] %s failed after %d samples: %v\n", engine, what, len(samples), err)
+	}
+	return row
+}

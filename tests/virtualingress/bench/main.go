@@ -258,35 +258,15 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		}
 	}()
 
-	fmt.Printf("[%s] create latency: %d VirtualIngresses, one at a time\n", engine, o.creates)
-	samples, err := b.createLatency(ctx, o.creates, b.virtualIngresses())
-	r.Create = summarise(samples, createTarget)
-	if err != nil {
-		r.Create.Error = err.Error()
-		fmt.Printf("[%s] create latency failed after %d samples: %v\n", engine, len(samples), err)
-	}
-	fmt.Printf("[%s] recreate latency: %d Service recreations\n", engine, o.recreates)
-	samples, err = b.recreateLatency(ctx, o.recreates, b.virtualIngresses())
-	r.Recreate = summarise(samples, recreateTarget)
-	if err != nil {
-		r.Recreate.Error = err.Error()
-		fmt.Printf("[%s] recreate latency failed after %d samples: %v\n", engine, len(samples), err)
-	}
+	r.Create = latencyRow(engine, fmt.Sprintf("create latency: %d VirtualIngresses, one at a time", o.creates),
+		createTarget, func() ([]time.Duration, error) { return b.createLatency(ctx, o.creates, b.virtualIngresses()) })
+	r.Recreate = latencyRow(engine, fmt.Sprintf("recreate latency: %d Service recreations", o.recreates),
+		recreateTarget, func() ([]time.Duration, error) { return b.recreateLatency(ctx, o.recreates, b.virtualIngresses()) })
 	if o.routes {
-		fmt.Printf("[%s] route create latency: %d VirtualHTTPRoutes, one at a time\n", engine, o.creates)
-		samples, err = b.createLatency(ctx, o.creates, b.virtualHTTPRoutes())
-		r.RouteCreate = summarise(samples, createTarget)
-		if err != nil {
-			r.RouteCreate.Error = err.Error()
-			fmt.Printf("[%s] route create latency failed after %d samples: %v\n", engine, len(samples), err)
-		}
-		fmt.Printf("[%s] route recreate latency: %d Service recreations\n", engine, o.recreates)
-		samples, err = b.recreateLatency(ctx, o.recreates, b.virtualHTTPRoutes())
-		r.RouteRecreate = summarise(samples, recreateTarget)
-		if err != nil {
-			r.RouteRecreate.Error = err.Error()
-			fmt.Printf("[%s] route recreate latency failed after %d samples: %v\n", engine, len(samples), err)
-		}
+		r.RouteCreate = latencyRow(engine, fmt.Sprintf("route create latency: %d VirtualHTTPRoutes, one at a time", o.creates),
+			createTarget, func() ([]time.Duration, error) { return b.createLatency(ctx, o.creates, b.virtualHTTPRoutes()) })
+		r.RouteRecreate = latencyRow(engine, fmt.Sprintf("route recreate latency: %d Service recreations", o.recreates),
+			recreateTarget, func() ([]time.Duration, error) { return b.recreateLatency(ctx, o.recreates, b.virtualHTTPRoutes()) })
 	}
 	if o.scale > 0 {
 		fmt.Printf("[%s] scale: %d VirtualIngresses over %d Services in one namespace, then a burst of %d recreations\n", engine, o.scale, o.scale, o.burst)
