@@ -49,7 +49,9 @@ type floorResult struct {
 	GaveUpMessage string `json:"updateRequestFailure,omitempty"`
 	// KyvernoRestarts counts the restarts of Kyverno's controllers during the run (see supervisor).
 	KyvernoRestarts map[string]int `json:"kyvernoRestarts,omitempty"`
-	Error           string         `json:"error,omitempty"`
+	// Usage is what the control plane spent from the first create until Kyverno was done.
+	Usage *usage `json:"usage,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // measureFloor installs the floor's CRD, RBAC and policy, restarts Kyverno (its background controller learns kinds
@@ -80,6 +82,10 @@ func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
 	}
 	defer iw.stop()
 	skippedBefore, failedBefore := b.skippedByThreshold(), b.failedToCreate()
+	before, err := b.usageSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := parallel(n, func(i int) error {
 		trigger := &unstructured.Unstructured{Object: map[string]any{
@@ -113,6 +119,11 @@ func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
 	}
 	close(counted)
 	<-settled
+	// Includes the wait for Kyverno to give up on failed requests, when there were any: their retries are its cost.
+	after, err := b.usageSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	generated, last, err := b.floorIngresses(ctx, ns, n)
 	if err != nil {
 		return nil, err
@@ -123,7 +134,7 @@ func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
 	r := &floorResult{
 		Triggers: n, CreateSeconds: created.Seconds(), ConvergeSeconds: last.Sub(start).Seconds(), Generated: generated,
 		SkippedByThreshold: b.skippedByThreshold() - skippedBefore, FailedToCreate: b.failedToCreate() - failedBefore,
-		GaveUp: gaveUp.count, GaveUpMessage: gaveUp.message, KyvernoRestarts: b.kyverno.take(),
+		GaveUp: gaveUp.count, GaveUpMessage: gaveUp.message, KyvernoRestarts: b.kyverno.take(), Usage: after.since(before, n),
 	}
 	// A floor missing Ingresses that Kyverno did not say it dropped is no floor: its time would be that of a smaller
 	// job of unknown size.

@@ -55,10 +55,11 @@ type scale struct {
 	SkippedByThreshold int     `json:"updateRequestsSkippedByThreshold"`
 	FailedToCreate     int     `json:"updateRequestsFailedToCreate"`
 	// PeakUpdateRequests is the most UpdateRequests that existed at once: what Kyverno's threshold counts.
-	PeakUpdateRequests int     `json:"peakUpdateRequests"`
-	APIRequestsPerVI   float64 `json:"apiRequestsPerVirtualIngress"`
-	BurstRecreations   int     `json:"burstServiceRecreations"`
-	BurstFollowed      int     `json:"burstIngressesFollowed"`
+	PeakUpdateRequests int `json:"peakUpdateRequests"`
+	// Usage is what the control plane spent from the first create until all were resolved.
+	Usage            *usage `json:"usage,omitempty"`
+	BurstRecreations int    `json:"burstServiceRecreations"`
+	BurstFollowed    int    `json:"burstIngressesFollowed"`
 	// BurstRecreateSeconds is how long the API server took to accept the burst's deletions and creations.
 	BurstRecreateSeconds float64 `json:"burstRecreateSeconds"`
 	// BurstConvergeSeconds runs from the burst's start to the last Ingress that followed when all did, else to the
@@ -198,11 +199,22 @@ func scaleRows(burst int) []row {
 		{"scale: UpdateRequests skipped by threshold / failed to create / peak existing", cell(func(s *scale) string {
 			return fmt.Sprintf("%d / %d / %d", s.SkippedByThreshold, s.FailedToCreate, s.PeakUpdateRequests)
 		})},
-		{"scale: API requests per VirtualIngress (all clients)", cell(func(s *scale) string { return fmt.Sprintf("%.1f", s.APIRequestsPerVI) })},
+		{"scale: API requests per VirtualIngress (all clients)", cell(func(s *scale) string {
+			if s.Usage == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", s.Usage.RequestsPerTrigger)
+		})},
+		{"scale: CPU seconds until all resolved: API server / etcd / Kyverno admission / background / bench", cell(func(s *scale) string {
+			return s.Usage.cpu()
+		})},
 		{fmt.Sprintf("scale: burst of %d Service recreations: accepted by the API server in", burst), cell(func(s *scale) string {
 			return fmt.Sprintf("%.1f s", s.BurstRecreateSeconds)
 		})},
 		{fmt.Sprintf("scale: burst of %d Service recreations: Ingresses followed / time (target: all)", burst), cell(func(s *scale) string {
+			if s.BurstRecreations == 0 {
+				return "-"
+			}
 			if s.BurstFollowed < s.BurstRecreations {
 				return fmt.Sprintf("%d / %.1f s (wait ended) MISSED", s.BurstFollowed, s.BurstConvergeSeconds)
 			}
@@ -261,6 +273,14 @@ func (r results) print(out io.Writer, burst int) {
 		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}
 	_ = w.Flush()
+	if r.Floor != nil && r.Floor.Usage != nil {
+		fmt.Fprintf(out, "floor: CPU seconds (as above) %s; API requests per trigger: %s\n", r.Floor.Usage.cpu(), r.Floor.Usage.requests())
+	}
+	for _, name := range r.Order {
+		if s := r.Engines[name].Scale; s != nil && s.Usage != nil {
+			fmt.Fprintf(out, "%s: API requests per VirtualIngress: %s\n", name, s.Usage.requests())
+		}
+	}
 	for _, name := range r.Order {
 		for _, err := range r.Engines[name].errors() {
 			fmt.Fprintf(out, "%s: %s\n", name, err)

@@ -38,7 +38,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 		return nil, err
 	}
 	defer iw.stop()
-	requestsBefore, err := b.apiRequests(ctx)
+	before, err := b.usageSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 	resolved, _ := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout, nil)
 	converged := time.Since(start)
 	peak := peakURs()
-	requestsAfter, err := b.apiRequests(ctx)
+	after, err := b.usageSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 	recreated := time.Since(burstStart)
 	followed, last := iw.countResolved(burst, func(i int) string { return fmt.Sprintf("svc-%d-new", i) }, b.burstTimeout, nil)
 	burstConverged := time.Since(burstStart)
-	if followed == burst {
+	if followed == burst && burst > 0 {
 		burstConverged = last.Sub(burstStart)
 	}
 	right, err := b.ingressesRight(ctx, ns, n, func(i int) string {
@@ -97,7 +97,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 		SkippedByThreshold:   b.skippedByThreshold() - b.skippedBefore,
 		FailedToCreate:       b.failedToCreate() - b.failedBefore,
 		PeakUpdateRequests:   peak,
-		APIRequestsPerVI:     float64(requestsAfter-requestsBefore) / float64(n),
+		Usage:                after.since(before, n),
 		BurstRecreations:     burst,
 		BurstFollowed:        followed,
 		BurstRecreateSeconds: recreated.Seconds(),
@@ -258,23 +258,47 @@ func (b *bench) trackUpdateRequests(ctx context.Context) func() int {
 	}
 }
 
-// apiRequests is the API server's total of served requests (apiserver_request_total), from its /metrics.
-func (b *bench) apiRequests(ctx context.Context) (int64, error) {
+// apiRequestsByKind is the API server's count of served requests (apiserver_request_total, from its /metrics) by
+// "VERB resource[/subresource]".
+func (b *bench) apiRequestsByKind(ctx context.Context) (map[string]float64, error) {
 	raw, err := b.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var total float64
+	counts := map[string]float64{}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
+		labels, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
 			continue
 		}
 		var v float64
-		if _, err := fmt.Sscanf(line[strings.LastIndexByte(line, ' ')+1:], "%g", &v); err == nil {
-			total += v
+		if _, err := fmt.Sscanf(line[strings.LastIndexByte(line, ' ')+1:], "%g", &v); err != nil {
+			continue
 		}
+		l := metricLabels(labels)
+		key := l["verb"] + " " + l["resource"]
+		if sub := l["subresource"]; sub != "" {
+			key += "/" + sub
+		}
+		counts[key] += v
 	}
-	return int64(total), nil
+	return counts, nil
+}
+
+// metricLabels parses a Prometheus text-format label set up to its closing brace (`a="x",b="y"} 3`). Values here
+// hold no quotes, so escapes are not handled.
+func metricLabels(s string) map[string]string {
+	labels := map[string]string{}
+	for s != "" && s[0] != '}' {
+		name, rest, ok := strings.Cut(s, `="`)
+		if !ok {
+			break
+		}
+		value, rest, _ := strings.Cut(rest, `"`)
+		labels[name] = value
+		s = strings.TrimPrefix(rest, ",")
+	}
+	return labels
 }
 
 // peakMemoryMiB reads a process's peak resident set size (VmHWM) from /proc.
