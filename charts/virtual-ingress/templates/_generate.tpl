@@ -25,7 +25,7 @@ kind: ClusterPolicy
 metadata:
   name: {{ include "virtual-ingress.fullname" $root }}-generate{{ ternary "-routes" "" $route }}
   labels:
-    {{- include "virtual-ingress.labels" $root | nindent 4 }}
+    {{- include "virtual-ingress.policyLabels" $root | nindent 4 }}
   annotations:
     policies.kyverno.io/title: {{ ternary "Generate HTTPRoutes from VirtualHTTPRoutes" "Generate Ingresses from VirtualIngresses" $route }}
     policies.kyverno.io/category: virtual-ingress

@@ -98,6 +98,17 @@ Name of the GlobalContextEntry through which the service-events policies find th
 {{- end }}
 
 {{/*
+Labels of the chart's Kyverno policies: the common labels, and Kyverno's opt-out of policy reports unless
+policy.reports asks for them.
+*/}}
+{{- define "virtual-ingress.policyLabels" -}}
+{{ include "virtual-ingress.labels" . }}
+{{- if not .Values.policy.reports }}
+reports.kyverno.io/disabled: "true"
+{{- end }}
+{{- end }}
+
+{{/*
 Name of the status controller's Deployment, ServiceAccount and namespaced objects.
 */}}
 {{- define "virtual-ingress.controllerName" -}}
@@ -278,6 +289,22 @@ cel.bind(vis, globalContext.Get({{ .cache | quote }}, ""),
         sel.all(k, k in labels && labels[k] == sel[k]) || sel.all(k, k in oldLabels && oldLabels[k] == sel[k])))
     || vi.?status.?backends.orValue([]).exists(b, b.?service.orValue("") == svc.metadata.name)))
     .map(vi, vi.metadata.name))))))
+{{- end }}
+
+{{/*
+matchConditions of the resolve MutatingPolicies: everything but the status controller's report of its verdict. That
+update changes only the Ready condition (and a route's parents); nothing resolution depends on changed, and the
+controller is the one writer the policy keeps those fields from anyway. Skipping it spares Kyverno a resolution (every
+Service of the namespace against every selector) per Ready change. A repair (status.lastServiceEvent changed) still
+resolves, and so would a controller write that touched the spec.
+*/}}
+{{- define "virtual-ingress.resolveMatchConditions" -}}
+- name: not-a-status-report
+  expression: >-
+    request.operation != "UPDATE" || oldObject == null
+    || request.userInfo.?username.orValue("") != {{ include "virtual-ingress.controllerUsername" . | quote }}
+    || object.?spec.orValue({}) != oldObject.?spec.orValue({})
+    || object.?status.?lastServiceEvent.orValue("") != oldObject.?status.?lastServiceEvent.orValue("")
 {{- end }}
 
 {{/*

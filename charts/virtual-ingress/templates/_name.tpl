@@ -9,7 +9,7 @@ kind: ClusterPolicy
 metadata:
   name: {{ include "virtual-ingress.fullname" .root }}-{{ ternary "route" "ingress" (eq .source "VirtualHTTPRoute") }}-name
   labels:
-    {{- include "virtual-ingress.labels" .root | nindent 4 }}
+    {{- include "virtual-ingress.policyLabels" .root | nindent 4 }}
   annotations:
     policies.kyverno.io/title: Never take over an {{ $kinds.generatedKind }}
     policies.kyverno.io/category: virtual-ingress

@@ -19,7 +19,7 @@ kind: ClusterPolicy
 metadata:
   name: {{ include "virtual-ingress.fullname" $root }}-resolve{{ ternary "-routes" "" $route }}
   labels:
-    {{- include "virtual-ingress.labels" $root | nindent 4 }}
+    {{- include "virtual-ingress.policyLabels" $root | nindent 4 }}
   annotations:
     {{- if $route }}
     policies.kyverno.io/title: Resolve VirtualHTTPRoute backendRefs

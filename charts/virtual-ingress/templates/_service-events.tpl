@@ -15,7 +15,7 @@ kind: MutatingPolicy
 metadata:
   name: {{ include "virtual-ingress.fullname" $root }}-service-events{{ $suffix }}
   labels:
-    {{- include "virtual-ingress.labels" $root | nindent 4 }}
+    {{- include "virtual-ingress.policyLabels" $root | nindent 4 }}
   annotations:
     policies.kyverno.io/title: Re-resolve {{ $plural }} on Service changes
     policies.kyverno.io/category: virtual-ingress
@@ -87,7 +87,7 @@ kind: ClusterPolicy
 metadata:
   name: {{ include "virtual-ingress.fullname" .root }}-service-events{{ ternary "-routes" "" $route }}
   labels:
-    {{- include "virtual-ingress.labels" .root | nindent 4 }}
+    {{- include "virtual-ingress.policyLabels" .root | nindent 4 }}
   annotations:
     policies.kyverno.io/title: Re-resolve {{ $plural }} on Service changes
     policies.kyverno.io/category: virtual-ingress
