@@ -28,6 +28,7 @@ func parseFlags() flags {
 	flag.StringVar(&f.opts.NameSuffix, "name-suffix", "-generated", "the chart's generatedIngress.nameSuffix")
 	flag.StringVar(&f.opts.OnMultipleMatches, "on-multiple-matches", "error", "the chart's serviceDiscovery.onMultipleMatches: error or oldest")
 	flag.DurationVar(&f.opts.Grace, "grace", 5*time.Second, "how long a missing or outdated Ingress goes unreported while Kyverno generates it")
+	flag.DurationVar(&f.opts.PendingGrace, "pending-grace", 5*time.Minute, "how long a VirtualIngress with no Ready condition yet goes unreported while Kyverno holds a request to generate its Ingress")
 	flag.DurationVar(&f.opts.RepairAfter, "repair-after", 30*time.Second, "how long a divergence lasts, with nothing pending in Kyverno, before the VirtualIngress is written again")
 	flag.DurationVar(&f.opts.MaxRepairBackoff, "max-repair-backoff", 10*time.Minute, "longest wait between two repairs of one VirtualIngress")
 	flag.IntVar(&f.opts.UpdateRequestThreshold, "kyverno-update-request-threshold", 1000, "Kyverno's updateRequestThreshold: repairs wait while nine tenths of it exist")

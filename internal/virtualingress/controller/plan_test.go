@@ -16,7 +16,7 @@ func TestPlanWaitsOutTheGraceThenRepairsWithBackoff(t *testing.T) {
 	missing := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true}
 	start := time.Unix(0, 0)
 	step := func(at time.Duration, pending bool) (bool, bool, time.Duration) {
-		return r.plan(viUID, missing, pending, false, start.Add(at))
+		return r.plan(viUID, missing, pending, false, false, start.Add(at))
 	}
 	if report, repair, wait := step(0, false); report || repair || wait != 5*time.Second {
 		t.Fatalf("at 0: report=%v repair=%v wait=%s, want a silent wait of the grace", report, repair, wait)
@@ -37,7 +37,7 @@ func TestPlanWaitsOutTheGraceThenRepairsWithBackoff(t *testing.T) {
 		t.Fatal("no second repair after the back-off")
 	}
 	ok := verdict{status: "True", reason: ReasonUpToDate}
-	if report, repair, _ := r.plan(viUID, ok, false, false, start.Add(100*time.Second)); !report || repair || len(r.tracked) != 0 {
+	if report, repair, _ := r.plan(viUID, ok, false, false, false, start.Add(100*time.Second)); !report || repair || len(r.tracked) != 0 {
 		t.Fatalf("a healthy verdict: report=%v repair=%v tracked=%d", report, repair, len(r.tracked))
 	}
 }
@@ -45,7 +45,7 @@ func TestPlanWaitsOutTheGraceThenRepairsWithBackoff(t *testing.T) {
 func TestPlanReportsLastingVerdictsAtOnce(t *testing.T) {
 	r := &Reconciler{opts: Options{Grace: time.Minute, RepairAfter: time.Minute, MaxRepairBackoff: time.Hour}, tracked: map[types.UID]*divergence{}}
 	taken := verdict{status: "False", reason: ReasonNameTaken}
-	if report, repair, _ := r.plan(viUID, taken, false, false, time.Unix(0, 0)); !report || repair {
+	if report, repair, _ := r.plan(viUID, taken, false, false, false, time.Unix(0, 0)); !report || repair {
 		t.Fatalf("name taken: report=%v repair=%v, want an immediate report and no repair", report, repair)
 	}
 }
@@ -58,15 +58,49 @@ func TestPlanHoldsRepairsWhileKyvernosQueueIsFull(t *testing.T) {
 	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
 	outdated := verdict{status: "False", reason: ReasonOutOfDate, transient: true, repairable: true}
 	start := time.Unix(0, 0)
-	r.plan(viUID, outdated, false, false, start)
-	if _, repair, wait := r.plan(viUID, outdated, false, true, start.Add(31*time.Second)); repair || wait != opts.Grace {
+	r.plan(viUID, outdated, false, false, false, start)
+	if _, repair, wait := r.plan(viUID, outdated, false, false, true, start.Add(31*time.Second)); repair || wait != opts.Grace {
 		t.Fatalf("queue full: repair=%v wait=%s, want no repair and a look again after the grace", repair, wait)
 	}
-	if _, repair, _ := r.plan(viUID, outdated, false, true, start.Add(300*time.Second)); repair {
+	if _, repair, _ := r.plan(viUID, outdated, false, false, true, start.Add(300*time.Second)); repair {
 		t.Fatal("repaired while the queue was still full")
 	}
 	// Room again: the held repair goes at once, as the first one (the back-off did not grow while it waited).
-	if _, repair, wait := r.plan(viUID, outdated, false, false, start.Add(301*time.Second)); !repair || wait != 60*time.Second {
+	if _, repair, wait := r.plan(viUID, outdated, false, false, false, start.Add(301*time.Second)); !repair || wait != 60*time.Second {
 		t.Fatalf("room again: repair=%v wait=%s, want a first repair and the first doubled wait", repair, wait)
+	}
+}
+
+func TestPlanWaitsForKyvernoBeforeTheFirstReport(t *testing.T) {
+	opts := Options{Grace: 5 * time.Second, PendingGrace: time.Minute}
+	if err := opts.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	missing := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true}
+	start := time.Unix(0, 0)
+	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	r.plan(viUID, missing, true, true, false, start)
+	if report, _, wait := r.plan(viUID, missing, true, true, false, start.Add(6*time.Second)); report || wait != 54*time.Second {
+		t.Fatalf("queued, past the grace: report=%v wait=%s, want a silent wait until PendingGrace", report, wait)
+	}
+	if report, _, _ := r.plan(viUID, missing, true, true, false, start.Add(61*time.Second)); !report {
+		t.Fatal("queued past PendingGrace: no report")
+	}
+	// Kyverno done with it (or dropped it) and the Ingress still missing: the usual grace, from the first sighting.
+	r = &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	r.plan(viUID, missing, true, true, false, start)
+	if report, _, _ := r.plan(viUID, missing, false, false, false, start.Add(6*time.Second)); !report {
+		t.Fatal("nothing pending any more, past the grace: no report")
+	}
+	// Reported before (a spec change of a Ready VirtualIngress): pending no longer holds the report back.
+	r = &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	r.plan(viUID, missing, true, false, false, start)
+	if report, repair, _ := r.plan(viUID, missing, true, false, false, start.Add(6*time.Second)); !report || repair {
+		t.Fatalf("reported before, pending: report=%v repair=%v, want a report after the grace and no repair", report, repair)
+	}
+	// A lasting verdict is reported at once, queued or not.
+	taken := verdict{status: "False", reason: ReasonNameTaken}
+	if report, _, _ := r.plan(types.UID("other"), taken, true, true, false, start); !report {
+		t.Fatal("name taken while queued: no report")
 	}
 }

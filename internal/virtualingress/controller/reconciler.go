@@ -76,8 +76,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	now := r.clock.Now()
-	report, repair, wait := r.plan(obj.GetUID(), v, pending, full, now)
 	current := vi.condition(ConditionReady)
+	report, repair, wait := r.plan(obj.GetUID(), v, pending, pending && current == nil, full, now)
 	parents := r.parents(in)
 	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != v.message ||
 		(r.kind.gateways != nil && !equality.Semantic.DeepEqual(vi.parents, parents))
@@ -178,8 +178,10 @@ func (r *Reconciler) queueFull(ctx context.Context) (bool, error) {
 
 // plan decides whether to report the verdict now, whether to repair, and when to look again. A repair that is due
 // while Kyverno's queue is full waits for room without counting as a repair: it would be dropped, and the doubling
-// back-off would then delay the next one for nothing.
-func (r *Reconciler) plan(uid types.UID, v verdict, pending, full bool, now time.Time) (report, repair bool, wait time.Duration) {
+// back-off would then delay the next one for nothing. queued says that Kyverno holds a request for a source never
+// reported on: a new one, waiting its turn in Kyverno's queue, whose first report waits up to PendingGrace, since
+// Kyverno's answer usually makes it (a report meanwhile would be one more write for Kyverno to process).
+func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, now time.Time) (report, repair bool, wait time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !v.transient && !v.repairable {
@@ -195,9 +197,13 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, full bool, now time
 		r.tracked[uid] = d
 	}
 	lasted := now.Sub(d.since)
-	report = !v.transient || lasted >= r.opts.Grace
+	grace := r.opts.Grace
+	if queued {
+		grace = max(grace, r.opts.PendingGrace)
+	}
+	report = !v.transient || lasted >= grace
 	if !report {
-		return false, false, r.opts.Grace - lasted
+		return false, false, grace - lasted
 	}
 	next := d.since.Add(r.opts.RepairAfter)
 	if !d.lastRepair.IsZero() {

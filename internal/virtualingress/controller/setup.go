@@ -34,6 +34,9 @@ type Options struct {
 	OnMultipleMatches string
 	// Grace is how long a missing or outdated Ingress (Kyverno still generating) goes unreported. Default 5 s.
 	Grace time.Duration
+	// PendingGrace is how long a VirtualIngress with no Ready condition yet goes unreported while Kyverno still
+	// holds a request to generate its Ingress. Default 5 min.
+	PendingGrace time.Duration
 	// RepairAfter is how long a divergence lasts, with no request pending in Kyverno, before the VirtualIngress is
 	// written again; later repairs of the same divergence wait twice as long each time. Default 30 s.
 	RepairAfter time.Duration
@@ -67,6 +70,7 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("on-multiple-matches %q: want %s or %s", o.OnMultipleMatches, OnMultipleMatchesError, OnMultipleMatchesOldest)
 	}
 	setDefault(&o.Grace, 5*time.Second)
+	setDefault(&o.PendingGrace, 5*time.Minute)
 	setDefault(&o.RepairAfter, 30*time.Second)
 	setDefault(&o.MaxRepairBackoff, 10*time.Minute)
 	setDefault(&o.Resync, 10*time.Minute)

@@ -36,6 +36,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"an Ingress refused by admission shows in Ready", testGenerationRefused},
 		{"generation requests Kyverno dropped are repaired", testSkippedRequestsRepaired},
 		{"background controller down while the Service is recreated", testBackgroundControllerRestart},
+		{"a VirtualIngress waiting in Kyverno's queue is reported once", testQueuedReportedOnce},
 		{"namespace restrictions", testNamespaceRestrictions},
 		{"an Ingress deleted by hand comes back", testIngressDeletedByHand},
 		{"several matches under oldest", testMultipleMatchesOldest},

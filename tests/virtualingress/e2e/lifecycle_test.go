@@ -50,6 +50,54 @@ func testBackgroundControllerRestart(t *testing.T) {
 	}
 }
 
+// testQueuedReportedOnce: a new VirtualIngress whose request waits in Kyverno's queue (here: the background controller
+// is down) gets no Ready=False report past the grace, only the one report once its Ingress exists. Reporting it
+// meanwhile would be one more write per VirtualIngress for Kyverno to process when thousands wait.
+func testQueuedReportedOnce(t *testing.T) {
+	dumpKyvernoLogsOnFailure(t)
+	ns := newNamespace(t, "e2e-queued")
+	service := ccmName(t)
+	createService(t, ns, service, relayLabels())
+	if err := env.cluster.StopComponent(devcluster.ComponentKyvernoBackground); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	defer func() {
+		if !restarted {
+			_ = env.cluster.StartComponent(context.Background(), devcluster.ComponentKyvernoBackground)
+		}
+	}()
+	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
+	eventually(t, "a pending UpdateRequest for the VirtualIngress", func() (bool, string, error) {
+		found, err := pendingRequestFor(ns, "coder")
+		return found, "", err
+	})
+	// Three graces: the controller would have reported the missing Ingress by now, were the request not pending.
+	time.Sleep(3 * statusControllerTimings.Grace)
+	vi := getVirtualIngress(t, ns, "coder")
+	if status, reason, _ := virtualingress.Condition(vi, "Ready"); status != "" {
+		t.Fatalf("Ready=%s %s while Kyverno still holds the request, want no Ready condition yet", status, reason)
+	}
+	if status, _, _ := virtualingress.Condition(vi, "Resolved"); status != "True" {
+		t.Fatalf("Resolved=%q, want True", status)
+	}
+
+	if err := env.cluster.StartComponent(context.Background(), devcluster.ComponentKyvernoBackground); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	waitIngressServices(t, ns, "coder-generated", service)
+	waitReady(t, ns, "coder", "True", "IngressUpToDate")
+	waitEvent(t, ns, "coder", "IngressUpToDate")
+	reasons, err := eventReasons(ns, "coder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reasons) != 1 {
+		t.Fatalf("Events on the VirtualIngress: %v, want the one IngressUpToDate", reasons)
+	}
+}
+
 // testNamespaceRestrictions excludes one namespace by name and checks that nothing happens there while the policies
 // keep working elsewhere. It leaves onMultipleMatches=oldest configured for the next scenario.
 func testNamespaceRestrictions(t *testing.T) {
@@ -251,6 +299,33 @@ func assertIngressesKept(t *testing.T, what string, before map[string]string) {
 			t.Fatalf("%s deleted or replaced Ingress %s (UID %s, now %q)", what, key, uid, after[key])
 		}
 	}
+}
+
+// pendingRequestFor tells whether Kyverno holds an unprocessed request whose trigger is the VirtualIngress ns/name.
+// Kyverno names the trigger in spec.resource, or per rule in spec.ruleContext[].trigger (the CEL engine's requests).
+func pendingRequestFor(ns, name string) (bool, error) {
+	urs, err := devcluster.PendingUpdateRequests(context.Background(), env.dyn)
+	if err != nil {
+		return false, err
+	}
+	for _, ur := range urs {
+		triggers := []any{}
+		if resource, ok, _ := unstructured.NestedMap(ur.Object, "spec", "resource"); ok {
+			triggers = append(triggers, resource)
+		}
+		rules, _, _ := unstructured.NestedSlice(ur.Object, "spec", "ruleContext")
+		for _, r := range rules {
+			if m, ok := r.(map[string]any); ok {
+				triggers = append(triggers, m["trigger"])
+			}
+		}
+		for _, trigger := range triggers {
+			if m, ok := trigger.(map[string]any); ok && m["kind"] == "VirtualIngress" && m["namespace"] == ns && m["name"] == name {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 func waitUpdateRequestsDrained(t *testing.T) {

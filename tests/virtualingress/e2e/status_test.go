@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,21 +166,24 @@ func refuseAnnotatedIngresses(t *testing.T, ns, annotation string) {
 func waitEvent(t *testing.T, ns, name, reason string) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("Event %s on VirtualIngress %s/%s", reason, ns, name), func() (bool, string, error) {
-		events, err := env.kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		var seen []string
-		for _, e := range events.Items {
-			if e.Regarding.Kind == "VirtualIngress" && e.Regarding.Name == name {
-				if e.Reason == reason {
-					return true, "", nil
-				}
-				seen = append(seen, e.Reason)
-			}
-		}
-		return false, fmt.Sprint(seen), nil
+		seen, err := eventReasons(ns, name)
+		return slices.Contains(seen, reason), fmt.Sprint(seen), err
 	})
+}
+
+// eventReasons lists the reasons of the Events about the VirtualIngress ns/name.
+func eventReasons(ns, name string) ([]string, error) {
+	events, err := env.kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var reasons []string
+	for _, e := range events.Items {
+		if e.Regarding.Kind == "VirtualIngress" && e.Regarding.Name == name {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons, nil
 }
 
 // testSkippedRequestsRepaired: Kyverno drops generation requests when its queue is over updateRequestThreshold. With
