@@ -58,13 +58,22 @@ func Rule(host string, paths ...map[string]any) map[string]any {
 // CoderSpec is the spec of the project's canonical example (fixtures/examples/virtualingresses.yaml), selecting
 // its Service with labels.
 func CoderSpec(labels map[string]string) map[string]any {
+	return coderSpec(SelectorBackend(labels, 80))
+}
+
+// CoderIngressSpec is the spec of the Ingress the canonical example resolves to, once its Service is service.
+func CoderIngressSpec(service string) map[string]any {
+	return coderSpec(NamedBackend(service, 80))
+}
+
+func coderSpec(backend map[string]any) map[string]any {
 	return map[string]any{
 		"ingressClassName": "tenant-root",
 		"tls": []any{
 			map[string]any{"hosts": []any{"coder.enigma.vgijssel.nl"}, "secretName": "coder-tls"},
 			map[string]any{"hosts": []any{"*.coder.enigma.vgijssel.nl"}, "secretName": "coder-wildcard-tls"},
 		},
-		"rules": []any{Rule("coder.enigma.vgijssel.nl", Path("/", SelectorBackend(labels, 80)))},
+		"rules": []any{Rule("coder.enigma.vgijssel.nl", Path("/", backend))},
 	}
 }
 

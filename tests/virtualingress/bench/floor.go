@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
 // The floor is what Kyverno itself costs for the scale run's job: a generate ClusterPolicy without context (no
@@ -301,10 +302,10 @@ func floorCRD() *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
-// floorClusterPolicy generates, per trigger, the Ingress the scale run's VirtualIngresses resolve to (same host,
-// path, port and name), with the Service named by the trigger: no context, no status, no Service events. Like the
-// chart's policies by default (policy.reports), it asks Kyverno for no policy reports, so that the ratio to it
-// measures the design and not that setting.
+// floorClusterPolicy generates, per trigger, the Ingress the scale run's VirtualIngresses resolve to (same spec:
+// class, host, TLS, path and port; same name), with the Service named by the trigger: no context, no status, no
+// Service events. Like the chart's policies by default (policy.reports), it asks Kyverno for no policy reports, so
+// that the ratio to it measures the design and not that setting.
 func floorClusterPolicy() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kyverno.io/v1",
@@ -325,13 +326,7 @@ func floorClusterPolicy() *unstructured.Unstructured {
 					"name":        "{{ request.object.metadata.name }}-generated",
 					"namespace":   "{{ request.namespace }}",
 					"synchronize": true,
-					"data": map[string]any{"spec": map[string]any{"rules": []any{map[string]any{
-						"host": "{{ request.object.metadata.name }}.example.com",
-						"http": map[string]any{"paths": []any{map[string]any{
-							"path": "/", "pathType": "Prefix",
-							"backend": map[string]any{"service": map[string]any{"name": "{{ request.object.spec.service }}", "port": map[string]any{"number": 80}}},
-						}}},
-					}}}},
+					"data":        map[string]any{"spec": virtualingress.CoderIngressSpec("{{ request.object.spec.service }}")},
 				},
 			}},
 		},
