@@ -42,9 +42,10 @@ type divergence struct {
 }
 
 // Reconcile computes the Ready verdict of one VirtualIngress and writes it when it changed. A divergence the normal
-// path usually clears (Kyverno still generating) is reported only once it outlasts Options.Grace; one that outlasts
-// Options.RepairAfter while Kyverno holds no request for it is repaired by writing the VirtualIngress (the policies
-// then re-resolve and regenerate), with a doubling back-off.
+// path usually clears (Kyverno still generating) is reported only once it outlasts Options.Grace (PendingGrace for a
+// new one whose request Kyverno still holds); one that outlasts Options.RepairAfter while Kyverno holds no request for
+// it is repaired by writing the VirtualIngress (the policies then re-resolve and regenerate), with a doubling
+// back-off.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.kind.newSource()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
