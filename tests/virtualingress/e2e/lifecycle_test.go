@@ -23,15 +23,7 @@ func testBackgroundControllerRestart(t *testing.T) {
 	ns := newNamespace(t, "e2e-restart")
 	first, before := resolvedCoder(t, ns)
 
-	if err := env.cluster.StopComponent(devcluster.ComponentKyvernoBackground); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	defer func() {
-		if !restarted {
-			_ = env.cluster.StartComponent(context.Background(), devcluster.ComponentKyvernoBackground)
-		}
-	}()
+	startBackground := stopBackgroundController(t)
 	deleteService(t, ns, first)
 	second := ccmName(t)
 	createService(t, ns, second, relayLabels())
@@ -40,10 +32,7 @@ func testBackgroundControllerRestart(t *testing.T) {
 		t.Fatalf("Ingress changed while the background controller was down: %v %v", err, ing)
 	}
 
-	if err := env.cluster.StartComponent(context.Background(), devcluster.ComponentKyvernoBackground); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
+	startBackground()
 	after := waitIngressServices(t, ns, "coder-generated", second)
 	if after.UID != before.UID {
 		t.Fatal("Ingress replaced")
@@ -58,15 +47,7 @@ func testQueuedReportedOnce(t *testing.T) {
 	ns := newNamespace(t, "e2e-queued")
 	service := ccmName(t)
 	createService(t, ns, service, relayLabels())
-	if err := env.cluster.StopComponent(devcluster.ComponentKyvernoBackground); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	defer func() {
-		if !restarted {
-			_ = env.cluster.StartComponent(context.Background(), devcluster.ComponentKyvernoBackground)
-		}
-	}()
+	startBackground := stopBackgroundController(t)
 	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
 	eventually(t, "a pending UpdateRequest for the VirtualIngress", func() (bool, string, error) {
 		found, err := pendingRequestFor(ns, "coder")
@@ -82,10 +63,7 @@ func testQueuedReportedOnce(t *testing.T) {
 		t.Fatalf("Resolved=%q, want True", status)
 	}
 
-	if err := env.cluster.StartComponent(context.Background(), devcluster.ComponentKyvernoBackground); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
+	startBackground()
 	waitIngressServices(t, ns, "coder-generated", service)
 	waitReady(t, ns, "coder", "True", "IngressUpToDate")
 	waitEvent(t, ns, "coder", "IngressUpToDate")
@@ -95,6 +73,28 @@ func testQueuedReportedOnce(t *testing.T) {
 	}
 	if len(reasons) != 1 {
 		t.Fatalf("Events on the VirtualIngress: %v, want the one IngressUpToDate", reasons)
+	}
+}
+
+// stopBackgroundController stops Kyverno's background controller until the returned function starts it again, or the
+// test ends.
+func stopBackgroundController(t *testing.T) (start func()) {
+	t.Helper()
+	if err := env.cluster.StopComponent(devcluster.ComponentKyvernoBackground); err != nil {
+		t.Fatal(err)
+	}
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			_ = env.cluster.StartComponent(context.Background(), devcluster.ComponentKyvernoBackground)
+		}
+	})
+	return func() {
+		t.Helper()
+		if err := env.cluster.StartComponent(context.Background(), devcluster.ComponentKyvernoBackground); err != nil {
+			t.Fatal(err)
+		}
+		started = true
 	}
 }
 
