@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +18,12 @@ var updateRequestGVK = schema.GroupVersionKind{Group: "kyverno.io", Version: "v2
 const triggerIndex = "virtual-ingress.io/trigger"
 
 func triggerKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// GeneratesFor tells whether the UpdateRequest u is a generate request (either engine's) for the object of that kind
+// (VirtualIngress or VirtualHTTPRoute), namespace and name, read as the controller reads Kyverno's requests.
+func GeneratesFor(u *unstructured.Unstructured, kind, namespace, name string) bool {
+	return slices.Contains(updateRequestTrigger(u), triggerKey(kind, namespace, name))
+}
 
 func newUpdateRequestList() *unstructured.UnstructuredList {
 	list := &unstructured.UnstructuredList{}

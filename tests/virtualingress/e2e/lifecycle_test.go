@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
@@ -301,28 +302,15 @@ func assertIngressesKept(t *testing.T, what string, before map[string]string) {
 	}
 }
 
-// pendingRequestFor tells whether Kyverno holds an unprocessed request whose trigger is the VirtualIngress ns/name.
-// Kyverno names the trigger in spec.resource, or per rule in spec.ruleContext[].trigger (the CEL engine's requests).
+// pendingRequestFor tells whether Kyverno holds an unprocessed generate request for the VirtualIngress ns/name.
 func pendingRequestFor(ns, name string) (bool, error) {
 	urs, err := devcluster.PendingUpdateRequests(context.Background(), env.dyn)
 	if err != nil {
 		return false, err
 	}
-	for _, ur := range urs {
-		triggers := []any{}
-		if resource, ok, _ := unstructured.NestedMap(ur.Object, "spec", "resource"); ok {
-			triggers = append(triggers, resource)
-		}
-		rules, _, _ := unstructured.NestedSlice(ur.Object, "spec", "ruleContext")
-		for _, r := range rules {
-			if m, ok := r.(map[string]any); ok {
-				triggers = append(triggers, m["trigger"])
-			}
-		}
-		for _, trigger := range triggers {
-			if m, ok := trigger.(map[string]any); ok && m["kind"] == "VirtualIngress" && m["namespace"] == ns && m["name"] == name {
-				return true, nil
-			}
+	for i := range urs {
+		if controller.GeneratesFor(&urs[i], "VirtualIngress", ns, name) {
+			return true, nil
 		}
 	}
 	return false, nil
