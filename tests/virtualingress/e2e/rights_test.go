@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,10 +35,13 @@ func newSubject(t *testing.T, ns, name string) subject {
 	return subject{name: name, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
 }
 
-// bind gives the subject a ClusterRole or Role in ns.
+// bind gives the subject a ClusterRole or Role in ns, and returns once the API server's authorizer grants the role's
+// first rule: it reads bindings through an informer, so a request sent right after the create may still be judged
+// without it.
 func bind(t *testing.T, ns, serviceAccount, kind, role string) {
 	t.Helper()
-	_, err := env.kube.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
+	ctx := context.Background()
+	_, err := env.kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: serviceAccount + "-" + strings.ToLower(kind) + "-" + role},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: ns}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role},
@@ -45,6 +49,40 @@ func bind(t *testing.T, ns, serviceAccount, kind, role string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var rules []rbacv1.PolicyRule
+	if kind == "Role" {
+		r, err := env.kube.RbacV1().Roles(ns).Get(ctx, role, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = r.Rules
+	} else {
+		r, err := env.kube.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = r.Rules
+	}
+	if len(rules) == 0 || len(rules[0].APIGroups) == 0 || len(rules[0].Resources) == 0 || len(rules[0].Verbs) == 0 {
+		return
+	}
+	rule := rules[0]
+	verb := rule.Verbs[0]
+	if verb == rbacv1.VerbAll {
+		verb = "create"
+	}
+	user := "system:serviceaccount:" + ns + ":" + serviceAccount
+	eventually(t, user+" granted "+kind+" "+role, func() (bool, string, error) {
+		review, err := env.kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: ns, Verb: verb, Group: rule.APIGroups[0], Resource: rule.Resources[0],
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return review.Status.Allowed, review.Status.Reason, nil
+	})
 }
 
 func (s subject) createVirtualIngress(vi *unstructured.Unstructured) error {
