@@ -26,6 +26,8 @@ func parseFlags() flags {
 	var f flags
 	flag.StringVar(&f.opts.KyvernoNamespace, "kyverno-namespace", "kyverno", "namespace of Kyverno's UpdateRequests")
 	flag.StringVar(&f.opts.NameSuffix, "name-suffix", "-generated", "the chart's generatedIngress.nameSuffix")
+	flag.Func("excluded-labels", "the chart's generatedIngress.excludedLabels (comma-separated): labels of a source its generated object does not get", keys(&f.opts.ExcludedLabels))
+	flag.Func("excluded-annotations", "the chart's generatedIngress.excludedAnnotations (comma-separated)", keys(&f.opts.ExcludedAnnotations))
 	flag.StringVar(&f.opts.OnMultipleMatches, "on-multiple-matches", "error", "the chart's serviceDiscovery.onMultipleMatches: error or oldest")
 	flag.DurationVar(&f.opts.Grace, "grace", 5*time.Second, "how long a missing or outdated Ingress goes unreported while Kyverno generates it")
 	flag.DurationVar(&f.opts.PendingGrace, "pending-grace", 5*time.Minute, "how long a VirtualIngress with no Ready condition yet goes unreported while Kyverno holds a request to generate its Ingress")
@@ -39,6 +41,14 @@ func parseFlags() flags {
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader election Lease (default: $POD_NAMESPACE)")
 	flag.Parse()
 	return f
+}
+
+// keys parses a comma-separated list of label or annotation keys into dst.
+func keys(dst *[]string) func(string) error {
+	return func(value string) error {
+		*dst = controller.SplitKeys(value)
+		return nil
+	}
 }
 
 func main() {

@@ -28,6 +28,7 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	opts     Options
 	clock    clock.Clock
+	copied   copied
 
 	mu sync.Mutex
 	// tracked remembers, per VirtualIngress, since when a transient divergence has lasted and how its repairs went.
@@ -123,6 +124,7 @@ func (r *Reconciler) gather(ctx context.Context, obj *unstructured.Unstructured,
 			if in.generated, err = r.kind.state(generated, vi.generatedSpec); err != nil {
 				return in, false, err
 			}
+			in.generated.metadataLag = r.copied.lag(obj, generated, r.kind.backReferenceLabel)
 		case !apierrors.IsNotFound(err):
 			return in, false, err
 		}

@@ -1,7 +1,8 @@
 // Package controller is virtual-ingress's status controller. Kyverno's policies resolve VirtualIngresses
 // (VirtualHTTPRoutes) and generate their Ingresses (HTTPRoutes); this controller checks the result: it sets the Ready
 // condition (True only when the generated object exists, was generated from its source and holds status.ingress.spec
-// (status.route.spec), and for a route every parent Gateway accepted it), summarises a route's status.parents,
+// (status.route.spec) and the labels and annotations the policies copy, and for a route every parent Gateway accepted
+// it), summarises a route's status.parents,
 // records an Event on each change, surfaces why Kyverno failed to generate (its UpdateRequests), and repairs what
 // Kyverno dropped under load by writing the source again. It never writes Ingresses or HTTPRoutes.
 package controller
@@ -30,6 +31,10 @@ type Options struct {
 	KyvernoNamespace string
 	// NameSuffix is the chart's generatedIngress.nameSuffix: an Ingress named <VirtualIngress><suffix> concerns it.
 	NameSuffix string
+	// ExcludedLabels and ExcludedAnnotations are the chart's generatedIngress.excludedLabels and excludedAnnotations:
+	// the source's labels and annotations the generated object does not get. Ready compares the others.
+	ExcludedLabels      []string
+	ExcludedAnnotations []string
 	// OnMultipleMatches is the chart's serviceDiscovery.onMultipleMatches (error or oldest). Default error.
 	OnMultipleMatches string
 	// Grace is how long a missing or outdated Ingress (Kyverno still generating) goes unreported. Default 5 s.
@@ -138,6 +143,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			recorder: mgr.GetEventRecorder("virtual-ingress-controller"),
 			opts:     opts,
 			clock:    opts.Clock,
+			copied:   newCopied(opts.ExcludedLabels, opts.ExcludedAnnotations),
 			tracked:  map[types.UID]*divergence{},
 		}
 		m := mapper{kind: k, client: mgr.GetClient(), suffix: opts.NameSuffix}

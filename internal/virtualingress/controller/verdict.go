@@ -31,6 +31,8 @@ type generatedState struct {
 	controllerKind string
 	// holds: its spec holds status.<field>.spec.
 	holds bool
+	// metadataLag describes a label or annotation of the source it does not agree with ("" when none).
+	metadataLag string
 	// parents summarises status.parents (routes).
 	parents []parent
 }
@@ -62,7 +64,7 @@ type verdict struct {
 }
 
 // decide computes the Ready condition: True only when the generated object exists, is controlled by the source,
-// holds status.<field>.spec and every backend resolved, and, for an HTTPRoute, every parent Gateway accepted it and
+// holds status.<field>.spec and the labels and annotations the policies copy, and every backend resolved, and, for an HTTPRoute, every parent Gateway accepted it and
 // resolved its references.
 func decide(in inputs) verdict {
 	k := in.kind
@@ -94,13 +96,20 @@ func decide(in inputs) verdict {
 			message: fmt.Sprintf("%s exists and was not generated from this %s; it is left alone. Rename the %s or "+
 				"remove that %s", name, k.gvk.Kind, k.gvk.Kind, noun)}
 	}
-	if !g.holds {
+	behind := ""
+	switch {
+	case !g.holds:
+		behind = fmt.Sprintf("differs from status.%s.spec", k.statusField)
+	case g.metadataLag != "":
+		behind = "is behind the " + k.gvk.Kind + ": " + g.metadataLag
+	}
+	if behind != "" {
 		if in.failure != "" {
 			return verdict{status: metav1.ConditionFalse, reason: ReasonGenerationFailed, repairable: true,
 				message: fmt.Sprintf("%s could not be updated: %s", name, in.failure)}
 		}
 		return verdict{status: metav1.ConditionFalse, reason: k.reason("OutOfDate"), transient: true, repairable: true,
-			message: fmt.Sprintf("%s differs from status.%s.spec", name, k.statusField)}
+			message: name + " " + behind}
 	}
 	if resolved != nil && resolved.Status != metav1.ConditionTrue {
 		return verdict{status: metav1.ConditionFalse, reason: resolved.Reason, message: resolved.Message}

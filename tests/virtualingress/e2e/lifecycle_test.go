@@ -194,7 +194,8 @@ func testUpgradesAndUninstall(t *testing.T) {
 		{"excludedAnnotations", map[string]any{"generatedIngress": map[string]any{
 			"excludedAnnotations": append(append([]any{}, defaultAnnotations...), "cert-manager.io/cluster-issuer"),
 		}}, func(t *testing.T) {
-			// A change of the generate rule's data re-syncs every Ingress.
+			// A change of the generate rule's data re-syncs every Ingress: Kyverno regenerates it, or (a GeneratingPolicy
+			// whose background controller started before the CRDs) the status controller's repair makes it.
 			eventually(t, "cert-manager annotation dropped from the Ingress", func() (bool, string, error) {
 				ing, err := getIngress(ns, "coder-generated")
 				if err != nil {
