@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -24,31 +23,11 @@ type flags struct {
 
 func parseFlags() flags {
 	var f flags
-	flag.StringVar(&f.opts.KyvernoNamespace, "kyverno-namespace", "kyverno", "namespace of Kyverno's UpdateRequests")
-	flag.StringVar(&f.opts.NameSuffix, "name-suffix", "-generated", "the chart's generatedIngress.nameSuffix")
-	flag.Func("excluded-labels", "the chart's generatedIngress.excludedLabels (comma-separated): labels of a source its generated object does not get", keys(&f.opts.ExcludedLabels))
-	flag.Func("excluded-annotations", "the chart's generatedIngress.excludedAnnotations (comma-separated)", keys(&f.opts.ExcludedAnnotations))
-	flag.StringVar(&f.opts.OnMultipleMatches, "on-multiple-matches", "error", "the chart's serviceDiscovery.onMultipleMatches: error or oldest")
-	flag.DurationVar(&f.opts.Grace, "grace", 5*time.Second, "how long a missing or outdated Ingress goes unreported while Kyverno generates it")
-	flag.DurationVar(&f.opts.PendingGrace, "pending-grace", 5*time.Minute, "how long a VirtualIngress with no Ready condition yet goes unreported while Kyverno holds a request to generate its Ingress")
-	flag.DurationVar(&f.opts.RepairAfter, "repair-after", 30*time.Second, "how long a divergence lasts, with nothing pending in Kyverno, before the VirtualIngress is written again")
-	flag.DurationVar(&f.opts.MaxRepairBackoff, "max-repair-backoff", 10*time.Minute, "longest wait between two repairs of one VirtualIngress")
-	flag.IntVar(&f.opts.UpdateRequestThreshold, "kyverno-update-request-threshold", 1000, "Kyverno's updateRequestThreshold: repairs wait while nine tenths of it exist")
-	flag.DurationVar(&f.opts.Resync, "resync", 10*time.Minute, "re-check every VirtualIngress this often without events")
-	flag.IntVar(&f.opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 2, "objects of each kind checked in parallel")
-	flag.BoolVar(&f.opts.Routes, "routes", false, "check VirtualHTTPRoutes too (the cluster must serve Gateway API's HTTPRoute)")
+	f.opts.BindFlags(flag.CommandLine)
 	f.manager.Register(flag.CommandLine, 20, 40)
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader election Lease (default: $POD_NAMESPACE)")
 	flag.Parse()
 	return f
-}
-
-// keys parses a comma-separated list of label or annotation keys into dst.
-func keys(dst *[]string) func(string) error {
-	return func(value string) error {
-		*dst = controller.SplitKeys(value)
-		return nil
-	}
 }
 
 func main() {

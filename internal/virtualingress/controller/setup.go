@@ -2,9 +2,9 @@
 // (VirtualHTTPRoutes) and generate their Ingresses (HTTPRoutes); this controller checks the result: it sets the Ready
 // condition (True only when the generated object exists, was generated from its source and holds status.ingress.spec
 // (status.route.spec) and the labels and annotations the policies copy, and for a route every parent Gateway accepted
-// it), summarises a route's status.parents,
-// records an Event on each change, surfaces why Kyverno failed to generate (its UpdateRequests), and repairs what
-// Kyverno dropped under load by writing the source again. It never writes Ingresses or HTTPRoutes.
+// it), summarises a route's status.parents, records an Event on each change, surfaces why Kyverno failed to generate
+// (its UpdateRequests), and repairs what Kyverno dropped under load by writing the source again. It never writes
+// Ingresses or HTTPRoutes.
 package controller
 
 import (

@@ -64,8 +64,8 @@ type verdict struct {
 }
 
 // decide computes the Ready condition: True only when the generated object exists, is controlled by the source,
-// holds status.<field>.spec and the labels and annotations the policies copy, and every backend resolved, and, for an HTTPRoute, every parent Gateway accepted it and
-// resolved its references.
+// holds status.<field>.spec and the labels and annotations the policies copy, every backend resolved, and, for an
+// HTTPRoute, every parent Gateway accepted it and resolved its references.
 func decide(in inputs) verdict {
 	k := in.kind
 	noun := k.generated.Kind

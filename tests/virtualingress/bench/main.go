@@ -31,7 +31,6 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
-	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
@@ -68,6 +67,8 @@ type bench struct {
 	// failedBefore is the count of UpdateRequests Kyverno failed to create when the engine's run started.
 	failedBefore int
 	kyverno      *supervisor
+	// chartDir is the virtual-ingress chart the bench installs.
+	chartDir string
 }
 
 func main() {
@@ -136,7 +137,7 @@ func run(o options) error {
 	cfg.QPS, cfg.Burst = 500, 1000
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
 	defer stopSupervising()
-	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), meta: metadata.NewForConfigOrDie(cfg),
+	b := &bench{cluster: cluster, chartDir: filepath.Join(root, "charts", "virtual-ingress"), kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), meta: metadata.NewForConfigOrDie(cfg),
 		timeout: o.timeout, burstTimeout: o.burstTimeout,
 		kyverno: newSupervisor(superviseCtx, cluster)}
 	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
@@ -236,7 +237,8 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	b.skippedBefore, b.failedBefore = b.skippedByThreshold(), b.failedToCreate()
 
 	fmt.Printf("[%s] helm install with policy.engine=%s\n", engine, engine)
-	if err := release.Install(ctx, map[string]any{"policy": map[string]any{"engine": engine}}); err != nil {
+	values := map[string]any{"policy": map[string]any{"engine": engine}}
+	if err := release.Install(ctx, values); err != nil {
 		return r, fmt.Errorf("helm install: %w", err)
 	}
 	readyCtx, cancel := context.WithTimeout(ctx, setupTimeout)
@@ -248,7 +250,7 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		return r, err
 	}
 	r.PoliciesReadySeconds = time.Since(start).Seconds()
-	stopController, err := b.startStatusController(ctx, o.routes)
+	stopController, err := b.startStatusController(ctx, values, o.routes)
 	if err != nil {
 		return r, err
 	}
@@ -279,13 +281,18 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 }
 
 // startStatusController runs the chart's status controller in this process, as the chart's ServiceAccount and with
-// the chart's default settings, so that the figures include what it costs and what it repairs.
-func (b *bench) startStatusController(ctx context.Context, routes bool) (func() error, error) {
+// the arguments the chart gives it for values, so that the figures include what it costs and what it repairs.
+func (b *bench) startStatusController(ctx context.Context, values map[string]any, routes bool) (func() error, error) {
 	cfg, err := b.cluster.ServiceAccountConfig(ctx, releaseNamespace, controllerServiceAccount)
 	if err != nil {
 		return nil, err
 	}
-	return virtualingress.StartStatusController(cfg, "kyverno", controller.Options{NameSuffix: "-generated", Routes: routes})
+	opts, err := virtualingress.ChartControllerOptions(b.chartDir, values)
+	if err != nil {
+		return nil, err
+	}
+	opts.Routes = routes
+	return virtualingress.StartStatusController(cfg, "kyverno", opts)
 }
 
 // saveKyvernoLogs copies the logs of Kyverno's controllers (every run of each, appended) into dir.

@@ -6,16 +6,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 )
@@ -42,12 +39,12 @@ func startStatusController(t *testing.T, values map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := statusControllerTimings
-	flags := chartControllerFlags(t, values)
-	opts.NameSuffix = flags["name-suffix"]
-	opts.OnMultipleMatches = flags["on-multiple-matches"]
-	opts.ExcludedLabels = controller.SplitKeys(flags["excluded-labels"])
-	opts.ExcludedAnnotations = controller.SplitKeys(flags["excluded-annotations"])
+	opts, err := virtualingress.ChartControllerOptions(filepath.Join(env.repoRoot, "charts", "virtual-ingress"), values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Grace, opts.RepairAfter, opts.MaxRepairBackoff = statusControllerTimings.Grace, statusControllerTimings.RepairAfter,
+		statusControllerTimings.MaxRepairBackoff
 	// As the chart's --routes: the route policies are rendered for these engines (Gateway API's CRDs are installed).
 	opts.Routes = routesEngines[stringValue(values, env.engine, "policy", "engine")]
 	stop, err := virtualingress.StartStatusController(cfg, "kyverno", opts)
@@ -66,36 +63,6 @@ func stopStatusController() {
 		env.stopController()
 		env.stopController = nil
 	}
-}
-
-// chartControllerFlags are the --name=value arguments the chart renders for the status controller's container.
-func chartControllerFlags(t *testing.T, values map[string]any) map[string]string {
-	t.Helper()
-	docs, err := render.Render(filepath.Join(env.repoRoot, "charts", "virtual-ingress"), nil, values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range docs {
-		if d.Object.GetKind() != "Deployment" {
-			continue
-		}
-		containers, _, _ := unstructured.NestedSlice(d.Object.Object, "spec", "template", "spec", "containers")
-		for _, c := range containers {
-			container, _ := c.(map[string]any)
-			if container["name"] != "controller" {
-				continue
-			}
-			args, _, _ := unstructured.NestedStringSlice(container, "args")
-			flags := map[string]string{}
-			for _, a := range args {
-				name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-				flags[name] = value
-			}
-			return flags
-		}
-	}
-	t.Fatal("the chart renders no status controller Deployment")
-	return nil
 }
 
 // stringValue reads a nested chart value, or def when it is not given.
