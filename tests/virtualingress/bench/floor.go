@@ -35,6 +35,10 @@ var (
 
 // floorResult is the floor's scale run: n triggers over n existing Services in one namespace.
 type floorResult struct {
+	// Sized: the triggers carry a VirtualIngress's spec and status (see floorTrigger).
+	Sized bool `json:"sized,omitempty"`
+	// TriggerBytes is a trigger's mean size as the API server lists it.
+	TriggerBytes    int     `json:"triggerBytes"`
 	Triggers        int     `json:"triggers"`
 	CreateSeconds   float64 `json:"createAllSeconds"`
 	ConvergeSeconds float64 `json:"convergeSeconds"`
@@ -55,14 +59,58 @@ type floorResult struct {
 	Error string `json:"error,omitempty"`
 }
 
+// floor measures the floor (or the sized floor) with progress on stdout.
+func (b *bench) floor(ctx context.Context, n int, sized bool) (*floorResult, error) {
+	name := (&floorResult{Sized: sized}).name()
+	what := "one context-free generate rule"
+	if sized {
+		what += ", triggers the size of a VirtualIngress"
+	}
+	fmt.Printf("[%s] %d triggers over %d Services in one namespace, %s\n", name, n, n, what)
+	start := time.Now()
+	r, err := b.measureFloor(ctx, n, sized)
+	if r != nil {
+		fmt.Printf("[%s] %d of %d Ingresses in %.1f s (triggers of %d bytes)\n", name, r.Generated, r.Triggers, r.ConvergeSeconds, r.TriggerBytes)
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Printf("[%s] converged in %.1f s (run and clean-up %.0f s)\n", name, r.ConvergeSeconds, time.Since(start).Seconds())
+	return r, nil
+}
+
+func (f *floorResult) name() string {
+	if f.Sized {
+		return "sized floor"
+	}
+	return "floor"
+}
+
+// ratio is seconds over the floor's time, and whether that is an upper bound (the floor did less than the whole
+// job); 0 without a complete measurement of the floor.
+func (f *floorResult) ratio(seconds float64) (float64, bool) {
+	if f == nil || f.Error != "" || f.ConvergeSeconds == 0 {
+		return 0, false
+	}
+	return seconds / f.ConvergeSeconds, f.Generated < f.Triggers
+}
+
 // measureFloor installs the floor's CRD, RBAC and policy, restarts Kyverno (its background controller learns kinds
-// at start), runs the same creation pattern as scaleRun, and removes all of it again.
-func (b *bench) measureFloor(ctx context.Context, n int) (*floorResult, error) {
+// at start), runs the same creation pattern as scaleRun, and removes all of it again. A sized floor's triggers carry
+// a VirtualIngress's content (see floorTrigger).
+func (b *bench) measureFloor(ctx context.Context, n int, sized bool) (*floorResult, error) {
 	b.engine, b.namespaces = "floor", nil
+	var status map[string]any
+	if sized {
+		var err error
+		if status, err = resolvedStatus(); err != nil {
+			return nil, err
+		}
+	}
 	if err := b.installFloor(ctx); err != nil {
 		return nil, err
 	}
-	r, err := b.floorRun(ctx, n)
+	r, err := b.floorRun(ctx, n, status)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +120,7 @@ func (b *bench) measureFloor(ctx context.Context, n int) (*floorResult, error) {
 	return r, b.cleanUp(ctx)
 }
 
-func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
+func (b *bench) floorRun(ctx context.Context, n int, status map[string]any) (*floorResult, error) {
 	ns, err := b.scaleNamespace(ctx, n)
 	if err != nil {
 		return nil, err
@@ -89,13 +137,7 @@ func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
 	}
 	start := time.Now()
 	if err := parallel(n, func(i int) error {
-		trigger := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": floorGroup + "/v1alpha1",
-			"kind":       "FloorTrigger",
-			"metadata":   map[string]any{"name": fmt.Sprintf("vi-%d", i), "namespace": ns},
-			"spec":       map[string]any{"service": fmt.Sprintf("svc-%d", i)},
-		}}
-		_, err := b.dyn.Resource(floorGVR).Namespace(ns).Create(ctx, trigger, metav1.CreateOptions{})
+		_, err := b.dyn.Resource(floorGVR).Namespace(ns).Create(ctx, floorTrigger(ns, i, status), metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return nil, err
@@ -129,10 +171,15 @@ func (b *bench) floorRun(ctx context.Context, n int) (*floorResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	triggerBytes, err := b.meanBytes(ctx, floorGVR, ns)
+	if err != nil {
+		return nil, err
+	}
 	if last.Before(start) {
 		last = start
 	}
 	r := &floorResult{
+		Sized: status != nil, TriggerBytes: triggerBytes,
 		Triggers: n, CreateSeconds: created.Seconds(), ConvergeSeconds: last.Sub(start).Seconds(), Generated: generated,
 		SkippedByThreshold: b.skippedByThreshold() - skippedBefore, FailedToCreate: b.failedToCreate() - failedBefore,
 		GaveUp: gaveUp.count, GaveUpMessage: gaveUp.message, KyvernoRestarts: b.kyverno.take(), Usage: after.since(before, n),

@@ -46,6 +46,8 @@ type options struct {
 	timeout, burstTimeout            time.Duration
 	// routes installs Gateway API's CRDs, so that the chart renders its VirtualHTTPRoute policies, and measures them.
 	routes bool
+	// sizedFloor also measures the floor with triggers of a VirtualIngress's size.
+	sizedFloor bool
 }
 
 // bench holds the clients every measurement uses, and the state of the engine being measured.
@@ -83,6 +85,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long one measurement may wait for convergence")
 	flag.DurationVar(&o.burstTimeout, "burst-timeout", 30*time.Minute, "how long the burst of Service recreations may take to be followed")
 	flag.BoolVar(&o.routes, "routes", true, "install Gateway API's CRDs and measure VirtualHTTPRoutes too")
+	flag.BoolVar(&o.sizedFloor, "sized-floor", true, "also measure the floor with triggers that carry a VirtualIngress's spec and status (what Kyverno's trigger lists cost at that size)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -151,23 +154,21 @@ func run(o options) error {
 	}
 	res := results{Machine: machine(versions), Order: engines, Engines: map[string]*engineResults{}}
 	if o.scale > 0 {
-		fmt.Printf("[floor] %d triggers over %d Services in one namespace, one context-free generate rule\n", o.scale, o.scale)
-		floorStart := time.Now()
-		res.Floor, err = b.measureFloor(ctx, o.scale)
-		if res.Floor != nil {
-			fmt.Printf("[floor] %d of %d Ingresses in %.1f s\n", res.Floor.Generated, res.Floor.Triggers, res.Floor.ConvergeSeconds)
+		if res.Floor, err = b.floor(ctx, o.scale, false); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("floor: %w", err)
+		if o.sizedFloor {
+			if res.SizedFloor, err = b.floor(ctx, o.scale, true); err != nil {
+				return err
+			}
 		}
-		fmt.Printf("[floor] converged in %.1f s (run and clean-up %.0f s)\n", res.Floor.ConvergeSeconds, time.Since(floorStart).Seconds())
 	}
 	for i, engine := range engines {
 		r, err := b.runEngine(ctx, release, engine, o)
 		res.Engines[engine] = r
-		if res.Floor != nil && res.Floor.Error == "" && r.Scale != nil && r.Scale.Error == "" {
-			r.Scale.FloorRatio = r.Scale.ConvergeSeconds / res.Floor.ConvergeSeconds
-			r.Scale.FloorRatioUpperBound = res.Floor.Generated < res.Floor.Triggers
+		if r.Scale != nil && r.Scale.Error == "" {
+			r.Scale.FloorRatio, r.Scale.FloorRatioUpperBound = res.Floor.ratio(r.Scale.ConvergeSeconds)
+			r.Scale.SizedFloorRatio, r.Scale.SizedFloorRatioUpperBound = res.SizedFloor.ratio(r.Scale.ConvergeSeconds)
 		}
 		if err != nil {
 			// Without a clean cluster the next engine's figures would mean nothing.
@@ -205,8 +206,10 @@ func run(o options) error {
 	}
 	fmt.Println("results written to", o.out)
 	var failed []string
-	if res.Floor != nil && res.Floor.Error != "" {
-		failed = append(failed, "floor ("+res.Floor.Error+")")
+	for _, f := range []*floorResult{res.Floor, res.SizedFloor} {
+		if f != nil && f.Error != "" {
+			failed = append(failed, f.name()+" ("+f.Error+")")
+		}
 	}
 	for _, engine := range engines {
 		if len(res.Engines[engine].errors()) > 0 {

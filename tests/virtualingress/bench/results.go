@@ -14,10 +14,12 @@ import (
 
 // results is what the JSON file holds: one engineResults per policy engine, keyed by engine name.
 type results struct {
-	Machine map[string]string         `json:"machine"`
-	Floor   *floorResult              `json:"floor,omitempty"`
-	Order   []string                  `json:"engineOrder"`
-	Engines map[string]*engineResults `json:"engines"`
+	Machine map[string]string `json:"machine"`
+	Floor   *floorResult      `json:"floor,omitempty"`
+	// SizedFloor is the floor with triggers of a VirtualIngress's size (--sized-floor).
+	SizedFloor *floorResult              `json:"sizedFloor,omitempty"`
+	Order      []string                  `json:"engineOrder"`
+	Engines    map[string]*engineResults `json:"engines"`
 }
 
 // engineResults are the figures of one policy engine. A measurement that failed has its error in Error (and its
@@ -73,7 +75,13 @@ type scale struct {
 	FloorRatio float64 `json:"convergeRatioToFloor,omitempty"`
 	// FloorRatioUpperBound: the floor did less than the whole job (Kyverno dropped some of its requests), so its time
 	// is a lower bound and FloorRatio an upper bound.
-	FloorRatioUpperBound bool    `json:"convergeRatioToFloorIsUpperBound,omitempty"`
+	FloorRatioUpperBound bool `json:"convergeRatioToFloorIsUpperBound,omitempty"`
+	// SizedFloorRatio is ConvergeSeconds over the sized floor's; not a target, it shows how much of FloorRatio is the
+	// size of what Kyverno lists.
+	SizedFloorRatio           float64 `json:"convergeRatioToSizedFloor,omitempty"`
+	SizedFloorRatioUpperBound bool    `json:"convergeRatioToSizedFloorIsUpperBound,omitempty"`
+	// ObjectBytes is a VirtualIngress's mean size as the API server lists it, once all are resolved.
+	ObjectBytes          int     `json:"virtualIngressBytes"`
 	BackgroundPeakMemMiB float64 `json:"backgroundControllerPeakMemoryMiB"`
 	AdmissionPeakMemMiB  float64 `json:"admissionControllerPeakMemoryMiB"`
 	TargetSeconds        float64 `json:"targetConvergeSeconds"`
@@ -193,6 +201,16 @@ func scaleRows(burst int) []row {
 			}
 			return fmt.Sprintf("%.2f %s", s.FloorRatio, verdict(s.FloorRatio <= floorRatioTarget))
 		})},
+		{"scale: converge time / sized floor's (triggers the size of a VirtualIngress; no target)", cell(func(s *scale) string {
+			switch {
+			case s.SizedFloorRatio == 0:
+				return "-"
+			case s.SizedFloorRatioUpperBound:
+				return fmt.Sprintf("<= %.2f", s.SizedFloorRatio)
+			}
+			return fmt.Sprintf("%.2f", s.SizedFloorRatio)
+		})},
+		{"scale: bytes per VirtualIngress as listed", cell(func(s *scale) string { return fmt.Sprint(s.ObjectBytes) })},
 		{"scale: resolved / lost (target: lost = 0)", cell(func(s *scale) string {
 			return fmt.Sprintf("%d / %d %s", s.Resolved, s.LostUpdateRequests, verdict(s.LostUpdateRequests == 0))
 		})},
@@ -253,14 +271,21 @@ func (r results) print(out io.Writer, burst int) {
 	}
 	rows = append(rows, row{"wall time of the engine's run", seconds("%.0f s", func(e *engineResults) float64 { return e.WallSeconds })})
 
-	if f := r.Floor; f != nil {
-		fmt.Fprintf(out, "\nfloor (one context-free generate ClusterPolicy, %d triggers over %d Services in one namespace): created in %.1f s, %d Ingresses in %.1f s (UpdateRequests Kyverno dropped, never repaired: %d by its threshold, %d failed to create, %d failed for good), Kyverno restarted %d times\n",
-			f.Triggers, f.Triggers, f.CreateSeconds, f.Generated, f.ConvergeSeconds, f.SkippedByThreshold, f.FailedToCreate, f.GaveUp, sum(f.KyvernoRestarts))
+	for _, f := range []*floorResult{r.Floor, r.SizedFloor} {
+		if f == nil {
+			continue
+		}
+		what := "one context-free generate ClusterPolicy"
+		if f.Sized {
+			what += ", each trigger carrying a VirtualIngress's spec and status"
+		}
+		fmt.Fprintf(out, "\n%s (%s, %d triggers of %d bytes over %d Services in one namespace): created in %.1f s, %d Ingresses in %.1f s (UpdateRequests Kyverno dropped, never repaired: %d by its threshold, %d failed to create, %d failed for good), Kyverno restarted %d times\n",
+			f.name(), what, f.Triggers, f.TriggerBytes, f.Triggers, f.CreateSeconds, f.Generated, f.ConvergeSeconds, f.SkippedByThreshold, f.FailedToCreate, f.GaveUp, sum(f.KyvernoRestarts))
 		if f.GaveUpMessage != "" {
 			fmt.Fprintf(out, "one failed for good: %s\n", f.GaveUpMessage)
 		}
 		if f.Generated < f.Triggers && f.Error == "" {
-			fmt.Fprintln(out, "the floor did less than the whole job: its time is a lower bound, and the ratios to it upper bounds (shown as <=)")
+			fmt.Fprintf(out, "the %s did less than the whole job: its time is a lower bound, and the ratios to it upper bounds (shown as <=)\n", f.name())
 		}
 	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
@@ -273,8 +298,10 @@ func (r results) print(out io.Writer, burst int) {
 		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}
 	_ = w.Flush()
-	if r.Floor != nil && r.Floor.Usage != nil {
-		fmt.Fprintf(out, "floor: CPU seconds (as above) %s; API requests per trigger: %s\n", r.Floor.Usage.cpu(), r.Floor.Usage.requests())
+	for _, f := range []*floorResult{r.Floor, r.SizedFloor} {
+		if f != nil && f.Usage != nil {
+			fmt.Fprintf(out, "%s: CPU seconds (as above) %s; API requests per trigger: %s\n", f.name(), f.Usage.cpu(), f.Usage.requests())
+		}
 	}
 	for _, name := range r.Order {
 		if s := r.Engines[name].Scale; s != nil && s.Usage != nil {

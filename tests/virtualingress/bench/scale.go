@@ -60,6 +60,10 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 	if err != nil {
 		return nil, err
 	}
+	objectBytes, err := b.meanBytes(ctx, virtualingress.GVR, ns)
+	if err != nil {
+		return nil, err
+	}
 
 	// Phase 2: recreate the first burst Services under new names, all at once.
 	burstStart := time.Now()
@@ -107,6 +111,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 		BackgroundPeakMemMiB: peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyvernoBackground)),
 		AdmissionPeakMemMiB:  peakMemoryMiB(b.cluster.PID(devcluster.ComponentKyverno)),
 		TargetSeconds:        scaleTarget.Seconds(),
+		ObjectBytes:          objectBytes,
 	}, nil
 }
 
