@@ -39,6 +39,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"a VirtualIngress waiting in Kyverno's queue is reported once", testQueuedReportedOnce},
 		{"namespace restrictions", testNamespaceRestrictions},
 		{"an Ingress deleted by hand comes back", testIngressDeletedByHand},
+		{"an annotation edited by hand on the Ingress is put back", testIngressAnnotationEditedByHand},
 		{"several matches under oldest", testMultipleMatchesOldest},
 	}
 	last := struct {

@@ -33,3 +33,36 @@ func testIngressDeletedByHand(t *testing.T) {
 		t.Fatalf("the Ingress was never deleted (UID %s)", back.UID)
 	}
 }
+
+// testIngressAnnotationEditedByHand changes an annotation the VirtualIngress gives its Ingress. The status controller
+// reports the Ingress out of date (its labels and annotations are compared as well as its spec) and repairs it; the
+// clusterPolicy engine may put it back first by synchronizing. Either way the VirtualIngress's value comes back, and
+// Ready with it.
+func testIngressAnnotationEditedByHand(t *testing.T) {
+	dumpKyvernoLogsOnFailure(t)
+	ctx := context.Background()
+	ns := newNamespace(t, "e2e-handannotate")
+	_, ing := resolvedCoder(t, ns)
+	waitReady(t, ns, "coder", "True", "IngressUpToDate")
+	const key = "nginx.ingress.kubernetes.io/proxy-read-timeout"
+	want := ing.Annotations[key]
+	if want == "" {
+		t.Fatalf("the coder Ingress has no %s annotation to edit: %v", key, ing.Annotations)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + key + `":"1"}}}`)
+	if _, err := env.kube.NetworkingV1().Ingresses(ns).Patch(ctx, ing.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if env.engine != policyengine.ClusterPolicy {
+		// Nothing else restores it under this engine: the report and the repair are the status controller's.
+		waitEvent(t, ns, "coder", "IngressOutOfDate")
+	}
+	eventually(t, "the annotation edited on the Ingress put back", func() (bool, string, error) {
+		now, err := getIngress(ns, ing.Name)
+		if err != nil {
+			return false, "", err
+		}
+		return now.Annotations[key] == want, now.Annotations[key], nil
+	})
+	waitReady(t, ns, "coder", "True", "IngressUpToDate")
+}
