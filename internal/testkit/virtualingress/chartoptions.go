@@ -3,19 +3,26 @@ package virtualingress
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 )
 
-// ChartControllerOptions are the status controller's options as the chart at chartDir configures its Deployment for
-// values: the container's arguments, parsed by the controller's own flags (the manager's, which a test process does
+// ChartControllerOptions are the status controller's options as the repository's virtual-ingress chart configures
+// its Deployment for values: the container's arguments, parsed by the controller's own flags (the manager's, which a test process does
 // not take, are skipped). The render sees no Gateway API, so callers that installed it set Routes themselves.
-func ChartControllerOptions(chartDir string, values map[string]any) (controller.Options, error) {
+func ChartControllerOptions(values map[string]any) (controller.Options, error) {
 	var opts controller.Options
+	root, err := repo.Root()
+	if err != nil {
+		return opts, err
+	}
+	chartDir := filepath.Join(root, "charts", "virtual-ingress")
 	docs, err := render.Render(chartDir, nil, values)
 	if err != nil {
 		return opts, err

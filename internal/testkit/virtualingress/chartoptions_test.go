@@ -1,23 +1,15 @@
 package virtualingress
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
 // The chart passes the status controller what it must agree on with the policies; the in-process controllers of the
 // e2e suite and the bench read it back through the controller's own flags.
 func TestChartControllerOptionsFollowValues(t *testing.T) {
-	root, err := repo.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	chart := filepath.Join(root, "charts", "virtual-ingress")
-	defaults, err := ChartControllerOptions(chart, nil)
+	defaults, err := ChartControllerOptions(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +18,7 @@ func TestChartControllerOptionsFollowValues(t *testing.T) {
 		!slices.Contains(defaults.ExcludedLabels, "app.kubernetes.io/instance") {
 		t.Fatalf("chart defaults read as %+v", defaults)
 	}
-	opts, err := ChartControllerOptions(chart, map[string]any{
+	opts, err := ChartControllerOptions(map[string]any{
 		"generatedIngress": map[string]any{"nameSuffix": "", "excludedLabels": []any{}, "excludedAnnotations": []any{"a.example/x", "b.example/y"}},
 		"serviceDiscovery": map[string]any{"onMultipleMatches": "oldest"},
 		"controller":       map[string]any{"repairAfter": "1m"},

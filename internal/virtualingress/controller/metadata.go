@@ -52,16 +52,17 @@ func kyvernoLabel(key string) bool {
 // object when the policy changes, but may miss some). Keys only the generated object has are not compared: others
 // may add theirs, and a key removed from the source cannot be told from those.
 func (c copied) lag(source, generated metav1.Object, backReferenceLabel string) string {
-	if msg := c.lagOf("label", source.GetLabels(), generated.GetLabels(), c.excludedLabels, func(k string) bool {
+	if msg := lagOf("label", source.GetLabels(), generated.GetLabels(), c.excludedLabels, func(k string) bool {
 		return k == backReferenceLabel || kyvernoLabel(k)
 	}); msg != "" {
 		return msg
 	}
-	return c.lagOf("annotation", source.GetAnnotations(), generated.GetAnnotations(), c.excludedAnnotations,
+	return lagOf("annotation", source.GetAnnotations(), generated.GetAnnotations(), c.excludedAnnotations,
 		func(string) bool { return false })
 }
 
-func (copied) lagOf(what string, source, generated map[string]string, excluded map[string]bool, skip func(string) bool) string {
+// lagOf is lag for one of the two maps.
+func lagOf(what string, source, generated map[string]string, excluded map[string]bool, skip func(string) bool) string {
 	keys := make([]string, 0, len(source))
 	for k := range source {
 		keys = append(keys, k)

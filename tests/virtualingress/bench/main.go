@@ -69,8 +69,6 @@ type bench struct {
 	// failedBefore is the count of UpdateRequests Kyverno failed to create when the engine's run started.
 	failedBefore int
 	kyverno      *supervisor
-	// chartDir is the virtual-ingress chart the bench installs.
-	chartDir string
 }
 
 func main() {
@@ -140,7 +138,7 @@ func run(o options) error {
 	cfg.QPS, cfg.Burst = 500, 1000
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
 	defer stopSupervising()
-	b := &bench{cluster: cluster, chartDir: filepath.Join(root, "charts", "virtual-ingress"), kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), meta: metadata.NewForConfigOrDie(cfg),
+	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), meta: metadata.NewForConfigOrDie(cfg),
 		timeout: o.timeout, burstTimeout: o.burstTimeout,
 		kyverno: newSupervisor(superviseCtx, cluster)}
 	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
@@ -290,7 +288,7 @@ func (b *bench) startStatusController(ctx context.Context, values map[string]any
 	if err != nil {
 		return nil, err
 	}
-	opts, err := virtualingress.ChartControllerOptions(b.chartDir, values)
+	opts, err := virtualingress.ChartControllerOptions(values)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func startStatusController(t *testing.T, values map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := virtualingress.ChartControllerOptions(filepath.Join(env.repoRoot, "charts", "virtual-ingress"), values)
+	opts, err := virtualingress.ChartControllerOptions(values)
 	if err != nil {
 		t.Fatal(err)
 	}
