@@ -56,6 +56,11 @@ spec:
       - key: {{ printf "{{ length(%s || `{}`) }}" $field | quote }}
         operator: GreaterThan
         value: 0
+      # An update that changes nothing the {{ $kinds.generatedKind }} is made of generates nothing (see virtual-ingress.generateUpdatesJMESPath).
+      - key: >-
+          {{- include "virtual-ingress.generateUpdatesJMESPath" (dict "status" $kinds.statusField) | nindent 10 }}
+        operator: Equals
+        value: true
     generate:
       generateExisting: true
       synchronize: true

@@ -308,31 +308,45 @@ resolves, and so would a controller write that touched the spec.
 {{- end }}
 
 {{/*
-matchConditions of a GeneratingPolicy: an update that changes nothing the Ingress is made of makes no UpdateRequest
-when it comes from one of the two writers that only ever touch status:
-- the status controller, unless it changes status.lastServiceEvent (its repairs set it to make Kyverno regenerate);
-  so writing the Ready condition costs Kyverno nothing;
-- Kyverno's background controller (the service-events policy's touch) when resolution did not change status.ingress
-  (status.ingress is recomputed by the resolve policy on every write, before this check): a Service deleted while
-  its Ingress is kept, or an event that changed nothing. In a burst of Service recreations that halves the generation
-  requests competing for Kyverno's queue (updateRequestThreshold). An Ingress that diverged anyway is the status
-  controller's to repair.
-Every other request matches: other writers, creations, and Kyverno's background re-evaluations (which carry their
-original requester). Call with (dict "root" $ "status" "ingress") (or "route": the status field the generated object is
-made of). The ClusterPolicy engine cannot have them: Kyverno 1.19's CLI (`kyverno test`, `kyverno apply`)
-crashes on a ClusterPolicy with spec.webhookConfiguration.matchConditions (kyverno/kyverno#15833), and a rule's own
-match may not change on upgrade.
+Which updates of a VirtualIngress (VirtualHTTPRoute) make a generation request, in both engines: those that change
+what the generated object is made of (status.ingress or status.route, labels, annotations), and repairs (the status
+controller changes status.lastServiceEvent and nothing else, so status.serviceEvent stays). Everything else generates
+nothing:
+- the status controller's report of its verdict (the Ready condition): otherwise one request per report, and each
+  request makes Kyverno's background controller read every object of the kind in the namespace;
+- a Service event that did not change status.ingress (a Service deleted while its Ingress is kept, or an event that
+  changed nothing): in a burst of Service recreations that halves the requests competing for Kyverno's queue
+  (updateRequestThreshold);
+- a client's update that leaves all of that as it was.
+An Ingress that diverged anyway is the status controller's to repair. Creations always generate, and so do Kyverno's
+background re-evaluations (no stored object to compare with).
+The ClusterPolicy engine reads this as a precondition, which may not name request.userInfo in a background rule and
+makes Kyverno check the stored object too when it turns false: unchanged as well, so the rule is skipped and nothing
+is deleted. The GeneratingPolicy reads it as matchConditions. Call with (dict "status" "ingress") (or "route").
+The status field is compared as JSON text: when the preconditions turn false Kyverno puts the stored object in
+request.object as decoded from the API (whole numbers as integers) while request.oldObject holds the same object
+decoded from the admission review (numbers as floats), and JMESPath tells those apart: a port number would make every
+skipped update delete the Ingress.
 */}}
+{{- define "virtual-ingress.generateUpdatesJMESPath" -}}
+{{- $s := printf "status.%s" .status -}}
+{{ "{{" }} request.operation != 'UPDATE'
+  || to_string(request.object.{{ $s }}) != to_string(request.oldObject.{{ $s }})
+  || request.object.metadata.labels != request.oldObject.metadata.labels
+  || request.object.metadata.annotations != request.oldObject.metadata.annotations
+  || ((request.object.status.lastServiceEvent || '') != (request.oldObject.status.lastServiceEvent || '')
+    && request.object.status.serviceEvent == request.oldObject.status.serviceEvent) {{ "}}" }}
+{{- end }}
+
 {{- define "virtual-ingress.generateMatchConditions" -}}
-{{- $root := .root }}
-{{- $accounts := $root.Values.rbac.kyvernoServiceAccounts }}
-- name: not-a-status-only-write
+- name: changes-the-generated-object
   expression: >-
     request.operation != "UPDATE" || oldObject == null
     || object.?status.?{{ .status }}.orValue({}) != oldObject.?status.?{{ .status }}.orValue({})
-    || (request.userInfo.?username.orValue("") == {{ include "virtual-ingress.controllerUsername" $root | quote }}
-      ? object.?status.?lastServiceEvent.orValue("") != oldObject.?status.?lastServiceEvent.orValue("")
-      : {{ if $accounts.backgroundController }}request.userInfo.?username.orValue("") != {{ printf "system:serviceaccount:%s:%s" $accounts.namespace $accounts.backgroundController | quote }}{{ else }}true{{ end }})
+    || object.metadata.?labels.orValue({}) != oldObject.metadata.?labels.orValue({})
+    || object.metadata.?annotations.orValue({}) != oldObject.metadata.?annotations.orValue({})
+    || (object.?status.?lastServiceEvent.orValue("") != oldObject.?status.?lastServiceEvent.orValue("")
+      && object.?status.?serviceEvent.orValue({}) == oldObject.?status.?serviceEvent.orValue({}))
 {{- end }}
 
 {{/*

@@ -27,35 +27,69 @@ const (
 	kyvernoBackground = "system:serviceaccount:kyverno:kyverno-background-controller"
 )
 
-// TestGenerateSkipsOnlyStatusWritersNoOpWrites evaluates the GeneratingPolicy's matchConditions with kube-apiserver's
-// own webhook match-condition code: a Ready write of the status controller, or a touch of Kyverno's background
-// controller, that changes nothing the Ingress is made of makes no generation; everything that may change the Ingress
-// does, and so does every write of anyone else.
-func TestGenerateSkipsOnlyStatusWritersNoOpWrites(t *testing.T) {
+// TestGenerateSkipsUpdatesThatChangeNothingGenerated evaluates the GeneratingPolicy's matchConditions with
+// kube-apiserver's own webhook match-condition code: an update generates only when it changes what the Ingress is made
+// of (status.ingress, labels, annotations) or is a repair (status.lastServiceEvent changed, status.serviceEvent not),
+// whoever writes it; creations and re-evaluations without a stored object always generate.
+func TestGenerateSkipsUpdatesThatChangeNothingGenerated(t *testing.T) {
+	conditions := generateMatchConditions(t, map[string]any{})
+	if len(conditions) == 0 {
+		t.Fatal("the GeneratingPolicy has no matchConditions")
+	}
+	matcher := compileMatchConditions(t, conditions)
+	for _, c := range updateCases() {
+		if got := match(t, matcher, c.op, c.user, c.obj, c.old); got != c.wantMatch {
+			t.Errorf("%s: generates = %v, want %v", c.name, got, c.wantMatch)
+		}
+	}
+}
+
+type updateCase struct {
+	name      string
+	op        admission.Operation
+	user      string
+	obj, old  *unstructured.Unstructured
+	wantMatch bool
+}
+
+// updateCases are the updates whose generation both engines must decide alike (virtual-ingress.generateUpdatesJMESPath
+// in the chart): wantMatch says that the update makes a generation request.
+func updateCases() []updateCase {
 	resolved := resolvedVirtualIngress
 	ready := map[string]any{"conditions": []any{
 		map[string]any{"type": "Resolved", "status": "True"},
 		map[string]any{"type": "Ready", "status": "True", "reason": "IngressUpToDate"},
 	}}
-	cases := []struct {
-		name      string
-		op        admission.Operation
-		user      string
-		obj, old  *unstructured.Unstructured
-		wantMatch bool
-	}{
+	touch := func(service, op string) map[string]any {
+		return map[string]any{
+			"lastServiceEvent": op + " Service " + service,
+			"serviceEvent":     map[string]any{"operation": op, "name": service, "uid": "0000-1", "resourceVersion": "42"},
+		}
+	}
+	withMetadata := func(u *unstructured.Unstructured, field string, values map[string]any) *unstructured.Unstructured {
+		u.Object["metadata"].(map[string]any)[field] = values
+		return u
+	}
+	return []updateCase{
 		{"status controller writes Ready, nothing else changes", admission.Update, statusController,
 			resolved("abc12", ready), resolved("abc12", nil), false},
 		{"status controller's write re-resolved to a new Service", admission.Update, statusController,
 			resolved("def34", ready), resolved("abc12", nil), true},
 		{"status controller repairs (lastServiceEvent)", admission.Update, statusController,
 			resolved("abc12", map[string]any{"lastServiceEvent": "repair at 2026-11-24T10:00:00Z: missing"}), resolved("abc12", nil), true},
-		{"another user's identical update", admission.Update, "system:serviceaccount:team-a:deployer",
-			resolved("abc12", ready), resolved("abc12", nil), true},
+		{"another user's update that changes nothing generated", admission.Update, "system:serviceaccount:team-a:deployer",
+			resolved("abc12", ready), resolved("abc12", nil), false},
+		{"a user adds a label", admission.Update, "system:serviceaccount:team-a:deployer",
+			withMetadata(resolved("abc12", nil), "labels", map[string]any{"team": "a"}), resolved("abc12", nil), true},
+		{"a user changes an annotation", admission.Update, "system:serviceaccount:team-a:deployer",
+			withMetadata(resolved("abc12", nil), "annotations", map[string]any{"a": "2"}),
+			withMetadata(resolved("abc12", nil), "annotations", map[string]any{"a": "1"}), true},
 		{"Kyverno's background touch that left status.ingress alone", admission.Update, kyvernoBackground,
-			resolved("abc12", map[string]any{"lastServiceEvent": "DELETE Service abc12"}), resolved("abc12", nil), false},
+			resolved("abc12", touch("abc12", "DELETE")), resolved("abc12", nil), false},
+		{"the same touch under another user name (Kyverno's not named in values)", admission.Update, "system:serviceaccount:kyverno:other",
+			resolved("abc12", touch("abc12", "DELETE")), resolved("abc12", nil), false},
 		{"Kyverno's background touch that re-resolved", admission.Update, kyvernoBackground,
-			resolved("def34", map[string]any{"lastServiceEvent": "CREATE Service def34"}), resolved("abc12", nil), true},
+			resolved("def34", touch("def34", "CREATE")), resolved("abc12", nil), true},
 		{"Kyverno's background touch of a VirtualIngress resolved for the first time", admission.Update, kyvernoBackground,
 			resolved("def34", nil), &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "virtual-ingress.io/v1alpha1", "kind": "VirtualIngress",
@@ -65,31 +99,7 @@ func TestGenerateSkipsOnlyStatusWritersNoOpWrites(t *testing.T) {
 		{"creation by the status controller's user name", admission.Create, statusController,
 			resolved("abc12", nil), nil, true},
 		{"a request without a user name (a background re-evaluation)", admission.Update, "",
-			resolved("abc12", ready), resolved("abc12", nil), true},
-	}
-	conditions := generateMatchConditions(t, map[string]any{})
-	if len(conditions) == 0 {
-		t.Fatal("the GeneratingPolicy has no matchConditions")
-	}
-	matcher := compileMatchConditions(t, conditions)
-	for _, c := range cases {
-		if got := match(t, matcher, c.op, c.user, c.obj, c.old); got != c.wantMatch {
-			t.Errorf("%s: generates = %v, want %v", c.name, got, c.wantMatch)
-		}
-	}
-}
-
-// TestGenerateKeepsTouchesWithoutKyvernosUserName: with the background controller's ServiceAccount not named (RBAC
-// by aggregation alone), its touches cannot be told apart and all generate.
-func TestGenerateKeepsTouchesWithoutKyvernosUserName(t *testing.T) {
-	conditions := generateMatchConditions(t, map[string]any{"rbac": map[string]any{"kyvernoServiceAccounts": map[string]any{"backgroundController": ""}}})
-	matcher := compileMatchConditions(t, conditions)
-	obj, old := resolvedVirtualIngress("abc12", map[string]any{"lastServiceEvent": "DELETE Service abc12"}), resolvedVirtualIngress("abc12", nil)
-	if !match(t, matcher, admission.Update, kyvernoBackground, obj, old) {
-		t.Error("a touch that left status.ingress alone makes no generation, want one")
-	}
-	if match(t, matcher, admission.Update, statusController, resolvedVirtualIngress("abc12", map[string]any{"conditions": []any{}}), old) {
-		t.Error("the status controller's Ready write generates, want not")
+			resolved("abc12", ready), nil, true},
 	}
 }
 
