@@ -2,6 +2,7 @@ package controller
 
 import (
 	"flag"
+	"strings"
 	"time"
 )
 
@@ -25,10 +26,16 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Routes, "routes", false, "check VirtualHTTPRoutes too (the cluster must serve Gateway API's HTTPRoute)")
 }
 
-// keysInto parses a comma-separated list of label or annotation keys into dst.
+// keysInto parses a comma-separated list of label or annotation keys into dst, as the chart passes
+// generatedIngress.excludedLabels and excludedAnnotations (the values schema keeps commas and spaces out of keys).
 func keysInto(dst *[]string) func(string) error {
 	return func(value string) error {
-		*dst = SplitKeys(value)
+		*dst = nil
+		for _, k := range strings.Split(value, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				*dst = append(*dst, k)
+			}
+		}
 		return nil
 	}
 }

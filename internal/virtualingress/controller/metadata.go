@@ -29,18 +29,6 @@ func newCopied(excludedLabels, excludedAnnotations []string) copied {
 	return c
 }
 
-// SplitKeys reads a comma-separated list of label or annotation keys, as the chart passes
-// generatedIngress.excludedLabels and excludedAnnotations (keys hold no commas).
-func SplitKeys(list string) []string {
-	var out []string
-	for _, k := range strings.Split(list, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // kyvernoLabel: Kyverno sets these on every object it generates, over whatever the source carries.
 func kyvernoLabel(key string) bool {
 	return key == "app.kubernetes.io/managed-by" || strings.HasPrefix(key, "generate.kyverno.io/")
