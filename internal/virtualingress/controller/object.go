@@ -14,14 +14,15 @@ const (
 	ConditionReady    = "Ready"
 )
 
-// backend is one entry of status.backends, as the resolve policies write it. PortName and Port are a
-// VirtualHTTPRoute's: the port name a backendRef asks for and the number it resolved to.
+// backend is one entry of status.backends, as the resolve policies write it, with what the spec says at its field:
+// MatchLabels, and for a VirtualHTTPRoute's backendRef PortName, the port name it asks for. Port is the number a
+// backendRef resolved to.
 type backend struct {
 	Field       string            `json:"field"`
-	MatchLabels map[string]string `json:"matchLabels"`
+	MatchLabels map[string]string `json:"-"`
 	Service     string            `json:"service"`
 	State       string            `json:"state"`
-	PortName    string            `json:"portName,omitempty"`
+	PortName    string            `json:"-"`
 	Port        int32             `json:"port,omitempty"`
 }
 
@@ -57,12 +58,21 @@ func newView(obj *unstructured.Unstructured, kind *sourceKind) (*view, error) {
 	return v, nil
 }
 
-// backendsOf reads status.backends alone: the Service watch asks it of every object of a namespace.
+// backendsOf reads status.backends alone, each with its selector from the spec: the Service watch asks it of every
+// object of a namespace.
 func backendsOf(obj *unstructured.Unstructured) ([]backend, error) {
 	var backends []backend
 	raw, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "backends")
 	if err := convert(raw, &backends); err != nil {
 		return nil, fmt.Errorf("status.backends: %w", err)
+	}
+	if len(backends) == 0 {
+		return nil, nil
+	}
+	selecting := selectingBackends(obj)
+	for i := range backends {
+		s := selecting[backends[i].Field]
+		backends[i].MatchLabels, backends[i].PortName = s.MatchLabels, s.PortName
 	}
 	return backends, nil
 }

@@ -20,6 +20,10 @@ const (
 // backend that differs, "" when none does.
 func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatches string) string {
 	for _, b := range backends {
+		if len(b.MatchLabels) == 0 {
+			// Not in the spec at its field (a status from before the spec changed): the next write re-resolves it.
+			continue
+		}
 		want, port, state := expectedResolution(b, services, onMultipleMatches)
 		if state != b.State || (state == "Resolved" && (want != b.Service || port != b.Port)) {
 			got := b.State

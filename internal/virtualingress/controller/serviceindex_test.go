@@ -12,9 +12,12 @@ import (
 // A Service finds a VirtualIngress through one of its own labels (a selector is indexed under its first pair) or its
 // name (a backend that names it); concerns then checks the whole selector.
 func TestServiceKeysFindEverySelectingOrUsingVirtualIngress(t *testing.T) {
-	vi := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"backends": []any{
-		map[string]any{"field": "spec.defaultBackend", "matchLabels": map[string]any{"b": "2", "a": "1"}, "service": "old", "state": "Stale"},
-	}}}}
+	vi := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{"defaultBackend": map[string]any{"service": map[string]any{"matchLabels": map[string]any{"b": "2", "a": "1"}}}},
+		"status": map[string]any{"backends": []any{
+			map[string]any{"field": "spec.defaultBackend", "service": "old", "state": "Stale"},
+		}},
+	}}
 	keys := serviceKeys(vi)
 	if want := []string{serviceKey("old"), labelKey("a", "1")}; !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)

@@ -119,11 +119,11 @@ func decide(in inputs) verdict {
 			return v
 		}
 		return verdict{status: metav1.ConditionTrue, reason: k.reason("UpToDate"),
-			message: fmt.Sprintf("%s holds status.%s.spec; every matchLabels backendRef resolved; accepted by %s",
+			message: fmt.Sprintf("%s holds status.%s.spec; accepted by %s",
 				name, k.statusField, parentRefs(g.parents))}
 	}
 	return verdict{status: metav1.ConditionTrue, reason: k.reason("UpToDate"),
-		message: fmt.Sprintf("%s holds status.%s.spec; every matchLabels backend resolved", name, k.statusField)}
+		message: fmt.Sprintf("%s holds status.%s.spec", name, k.statusField)}
 }
 
 // gatewayVerdict judges a route by its parents: not ok while no Gateway has reported on it (a Gateway controller
