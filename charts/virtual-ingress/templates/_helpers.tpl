@@ -138,7 +138,7 @@ vi_config context variable. Call with (dict "file" "x.yaml" "kinds" (list ...) "
 ("VirtualIngress" or "VirtualHTTPRoute"), a rule that serves both kinds gets the vi_kind context variable (what
 virtual-ingress.generatedKinds says of that kind, and the GlobalContextEntry of its objects as "cache"); with
 "prelude", the context entries of files/rules/<prelude> (entries several rules share) come before the rule's own;
-"name" renames the rule.
+"name" renames the rule; "skipWhen", a JMESPath, is a first precondition that skips the rule where it holds.
 */}}
 {{- define "virtual-ingress.rule" -}}
 {{- $root := .root }}
@@ -157,6 +157,11 @@ virtual-ingress.generatedKinds says of that kind, and the GlobalContextEntry of 
 {{- $_ = set $rule "name" . }}
 {{- end }}
 {{- $values := ternary (dict "namespaces" (dict)) $root.Values (.everywhere | default false) }}
+{{- with .skipWhen }}
+{{- $preconditions := $rule.preconditions | default dict }}
+{{- $_ := set $preconditions "all" (prepend ($preconditions.all | default list) (dict "key" (printf "{{ %s }}" .) "operator" "Equals" "value" false)) }}
+{{- $_ = set $rule "preconditions" $preconditions }}
+{{- end }}
 {{- $_ = set $rule "match" (include "virtual-ingress.match" (dict "kinds" .kinds "operations" .operations "Values" $values) | fromYaml) }}
 {{- with include "virtual-ingress.exclude" (dict "Values" $values) | fromYaml }}
 {{- $_ = set $rule "exclude" . }}
@@ -292,19 +297,38 @@ cel.bind(vis, globalContext.Get({{ .cache | quote }}, ""),
 {{- end }}
 
 {{/*
-matchConditions of the resolve MutatingPolicies: everything but the status controller's report of its verdict. That
-update changes only the Ready condition (and a route's parents); nothing resolution depends on changed, and the
-controller is the one writer the policy keeps those fields from anyway. Skipping it spares Kyverno a resolution (every
-Service of the namespace against every selector) per Ready change. A repair (status.lastServiceEvent changed) still
-resolves, and so would a controller write that touched the spec.
+Which writes the resolve policies skip, in both engines: the status controller's report of its verdict. That update
+changes only the Ready condition (and a route's parents), which the policies keep from the controller anyway, so
+nothing resolution depends on changed; skipping it spares Kyverno a resolution (every selector against the Services of
+the namespace) per report. Only a write that changes nothing else is skipped: the spec, the labels and the rest of
+status must be as stored (the admission policy <fullname>-virtualingress-writes keeps the controller off the spec and
+annotations), so that the controller's token cannot put a status.ingress (status.route) of its own making in front of
+the generate policy. A repair (status.lastServiceEvent changed) resolves like any other write.
+The ClusterPolicy engine reads the JMESPath as a precondition of each resolve rule (true: the write is a report), the
+MutatingPolicies the CEL as matchConditions (true: the write is resolved). The JMESPath compares JSON text: after
+each rule Kyverno puts the object back into request.object as decoded from the admission review (whole numbers as
+integers) while request.oldObject holds floats, and JMESPath tells those apart, so that a plain comparison would skip
+the first rule only and let the others append to a status that was not started afresh.
 */}}
+{{- define "virtual-ingress.statusReportJMESPath" -}}
+request.operation == 'UPDATE' && (request.userInfo.username || '') == vi_config.statusWriter
+  && to_string([request.object.spec, request.object.metadata.labels || `{}`,
+      merge(request.object.status || `{}`, {conditions: request.object.status.conditions[?type != 'Ready'] || `[]`, parents: `null`})])
+    == to_string([request.oldObject.spec, request.oldObject.metadata.labels || `{}`,
+      merge(request.oldObject.status || `{}`, {conditions: request.oldObject.status.conditions[?type != 'Ready'] || `[]`, parents: `null`})])
+{{- end }}
+
 {{- define "virtual-ingress.resolveMatchConditions" -}}
 - name: not-a-status-report
   expression: >-
     request.operation != "UPDATE" || oldObject == null
     || request.userInfo.?username.orValue("") != {{ include "virtual-ingress.controllerUsername" . | quote }}
     || object.?spec.orValue({}) != oldObject.?spec.orValue({})
-    || object.?status.?lastServiceEvent.orValue("") != oldObject.?status.?lastServiceEvent.orValue("")
+    || object.metadata.?labels.orValue({}) != oldObject.metadata.?labels.orValue({})
+    || object.?status.orValue({}).transformMap(k, v, k != "conditions" && k != "parents", v)
+      != oldObject.?status.orValue({}).transformMap(k, v, k != "conditions" && k != "parents", v)
+    || object.?status.?conditions.orValue([]).filter(c, c.?type.orValue("") != "Ready")
+      != oldObject.?status.?conditions.orValue([]).filter(c, c.?type.orValue("") != "Ready")
 {{- end }}
 
 {{/*

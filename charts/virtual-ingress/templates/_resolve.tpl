@@ -44,6 +44,6 @@ spec:
   webhookTimeoutSeconds: {{ $root.Values.policy.webhookTimeoutSeconds }}
   rules:
   {{- range $rules }}
-  {{- include "virtual-ingress.rule" (merge (dict "kinds" $kinds "operations" $ops "root" $root) .) | nindent 2 }}
+  {{- include "virtual-ingress.rule" (merge (dict "kinds" $kinds "operations" $ops "root" $root "skipWhen" (include "virtual-ingress.statusReportJMESPath" $root)) .) | nindent 2 }}
   {{- end }}
 {{- end }}

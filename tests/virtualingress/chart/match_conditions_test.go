@@ -148,40 +148,6 @@ func TestIngressNameCheckSkipsOnlyStatusWritersUpdates(t *testing.T) {
 	}
 }
 
-// TestResolveSkipsOnlyTheStatusControllersReport: the resolve MutatingPolicies (both kinds) do not re-resolve the
-// status controller's report of its verdict, and resolve everything else: its repairs, any write that touches the
-// spec, creations, and every other writer (Kyverno's touch above all, which is how Service changes arrive).
-func TestResolveSkipsOnlyTheStatusControllersReport(t *testing.T) {
-	ready := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-	withSpec := func(u *unstructured.Unstructured) *unstructured.Unstructured {
-		u.Object["spec"] = map[string]any{"ingressClassName": "nginx"}
-		return u
-	}
-	old := resolvedVirtualIngress("abc12", nil)
-	for _, name := range []string{"virtual-ingress-resolve", "virtual-ingress-resolve-routes"} {
-		matcher := compileMatchConditions(t, policyMatchConditions(t, "MutatingPolicy", name, map[string]any{"gatewayAPI": map[string]any{"routes": true}}))
-		for _, c := range []struct {
-			name     string
-			op       admission.Operation
-			user     string
-			obj, old *unstructured.Unstructured
-			want     bool
-		}{
-			{"status controller reports Ready", admission.Update, statusController, resolvedVirtualIngress("abc12", ready), old, false},
-			{"status controller repairs (lastServiceEvent)", admission.Update, statusController,
-				resolvedVirtualIngress("abc12", map[string]any{"lastServiceEvent": "repair at 2026-11-25T10:00:00Z: missing"}), old, true},
-			{"status controller's write that changes the spec", admission.Update, statusController, withSpec(resolvedVirtualIngress("abc12", ready)), old, true},
-			{"Kyverno's touch", admission.Update, kyvernoBackground, resolvedVirtualIngress("abc12", map[string]any{"lastServiceEvent": "DELETE Service abc12"}), old, true},
-			{"a user's status-only update", admission.Update, "system:serviceaccount:team-a:deployer", resolvedVirtualIngress("abc12", ready), old, true},
-			{"a creation by the status controller's user name", admission.Create, statusController, resolvedVirtualIngress("abc12", nil), nil, true},
-		} {
-			if got := match(t, matcher, c.op, c.user, c.obj, c.old); got != c.want {
-				t.Errorf("%s: %s: resolves = %v, want %v", name, c.name, got, c.want)
-			}
-		}
-	}
-}
-
 // generateMatchConditions returns spec.matchConditions of the rendered generate GeneratingPolicy.
 func generateMatchConditions(t *testing.T, values map[string]any) []admissionregistrationv1.MatchCondition {
 	t.Helper()
