@@ -32,6 +32,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"bad input rejected by the API server", testBadInput},
 		{"VirtualIngress write needs Ingress write", testWriteRights},
 		{"status is read-only outside the served namespaces", testStatusOutsideServedNamespaces},
+		{"the status controller's token cannot bring its own Ingress", testStatusControllerCannotBringItsOwnIngress},
 		{"an Ingress name held by another Ingress is refused", testIngressNameTaken},
 		{"an Ingress refused by admission shows in Ready", testGenerationRefused},
 		{"generation requests Kyverno dropped are repaired", testSkippedRequestsRepaired},

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -13,8 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
@@ -224,4 +227,61 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// testStatusControllerCannotBringItsOwnIngress: the status controller's report of Ready is stored without resolution,
+// but only when it changes nothing else. With the controller's own token (which has no Ingress rights) and its own
+// kind of write (a merge patch of status, based on the read's resourceVersion), a report that also rewrites
+// status.ingress is resolved like any client's write: the stored status.ingress, the one the generate policy copies,
+// stays the policies'.
+func testStatusControllerCannotBringItsOwnIngress(t *testing.T) {
+	dumpKyvernoLogsOnFailure(t)
+	ctx := context.Background()
+	ns := newNamespace(t, "e2e-report")
+	resolvedCoder(t, ns)
+	waitReady(t, ns, "coder", "True", "IngressUpToDate")
+	cfg, err := env.cluster.ServiceAccountConfig(ctx, releaseNamespace, controllerServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllerClient := dynamic.NewForConfigOrDie(cfg).Resource(virtualIngressGVR).Namespace(ns)
+
+	var stored *unstructured.Unstructured
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		vi, err := controllerClient.Get(ctx, "coder", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		ingress, _, _ := unstructured.NestedMap(vi.Object, "status", "ingress")
+		rules, _, _ := unstructured.NestedSlice(ingress, "spec", "rules")
+		if len(rules) == 0 {
+			t.Fatalf("status.ingress.spec has no rules: %v", vi.Object["status"])
+		}
+		rules[0].(map[string]any)["host"] = "bank.example.com"
+		if err := unstructured.SetNestedSlice(ingress, rules, "spec", "rules"); err != nil {
+			t.Fatal(err)
+		}
+		conditions, _, _ := unstructured.NestedSlice(vi.Object, "status", "conditions")
+		for _, c := range conditions {
+			if c := c.(map[string]any); c["type"] == "Ready" {
+				c["message"] = "a report that brings its own Ingress"
+			}
+		}
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": vi.GetResourceVersion()},
+			"status":   map[string]any{"conditions": conditions, "ingress": ingress},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err = controllerClient.Patch(ctx, "coder", types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("the status controller's write of status: %v", err)
+	}
+	rules, _, _ := unstructured.NestedSlice(stored.Object, "status", "ingress", "spec", "rules")
+	if host := rules[0].(map[string]any)["host"]; host != "coder.enigma.vgijssel.nl" {
+		t.Fatalf("stored status.ingress.spec.rules[0].host = %v after the controller's write, want the policies' coder.enigma.vgijssel.nl", host)
+	}
 }
