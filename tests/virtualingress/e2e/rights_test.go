@@ -281,6 +281,9 @@ func testStatusControllerCannotBringItsOwnIngress(t *testing.T) {
 		t.Fatalf("the status controller's write of status: %v", err)
 	}
 	rules, _, _ := unstructured.NestedSlice(stored.Object, "status", "ingress", "spec", "rules")
+	if len(rules) == 0 {
+		t.Fatalf("stored status.ingress.spec has no rules after the controller's write: %v", stored.Object["status"])
+	}
 	if host := rules[0].(map[string]any)["host"]; host != "coder.enigma.vgijssel.nl" {
 		t.Fatalf("stored status.ingress.spec.rules[0].host = %v after the controller's write, want the policies' coder.enigma.vgijssel.nl", host)
 	}
