@@ -59,8 +59,15 @@ PREVIEW_VIRTUALINGRESSES ?= fixtures/examples/virtualingresses.yaml
 PREVIEW_SERVICES ?= fixtures/examples/services.yaml
 
 # Everything CI runs (`.ci/run` calls `make test`). Lint runs through moon, as a contributor runs it, so that the
-# documented `moon run lint` is proven from the clean state CI starts in (moon's task calls `make lint`).
+# documented `moon run lint` is proven from the clean state CI starts in (moon's task calls `make lint`). Each target
+# names what it needs (Debian packages, the local control plane's binaries) as prerequisites, so `make test` on a
+# fresh machine installs and builds everything itself.
 TEST_TARGETS := moon-lint unit golden policy-test parity devcluster-test e2e
+
+# The Debian packages tests run for real, as PACKAGE=PROBE (a command, or a path glob that exists once it is
+# installed): HAProxy for the apps-ingress proxy, PostgreSQL's server for ssvirt-api's store
+# (internal/testkit/pgserver).
+DEBIAN_PACKAGES := haproxy=haproxy postgresql=/usr/lib/postgresql/*/bin/pg_ctl
 
 # Go packages `make unit` tests; a product's moon project narrows it to its own packages.
 PKGS ?= ./...
@@ -152,7 +159,7 @@ docs-check: bin/helm-docs ## Fail if a chart README.md is not what `make docs` g
 	exit $$status
 
 .PHONY: unit
-unit: ## go test $(PKGS) (default ./...)
+unit: debian-packages ## go test $(PKGS) (default ./...)
 	$(GO) test $(PKGS)
 
 .PHONY: generate
@@ -190,12 +197,14 @@ E2E_PRODUCTS := $(patsubst tests/%/e2e/,%,$(wildcard tests/*/e2e/))
 e2e: $(addprefix e2e-,$(E2E_PRODUCTS)) ## Every product's end-to-end suite on real local control planes (one: make e2e-<product>)
 
 .PHONY: $(addprefix e2e-,$(E2E_PRODUCTS))
-$(addprefix e2e-,$(E2E_PRODUCTS)): e2e-%: | $(JUNIT_DIR) ## One product's end-to-end suite: e2e-virtualingress, e2e-virtualservice, ...
+$(addprefix e2e-,$(E2E_PRODUCTS)): e2e-%: debian-packages devcluster-binaries | $(JUNIT_DIR) ## One product's end-to-end suite: e2e-virtualingress, e2e-virtualservice, ...
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./tests/$*/e2e/ 2>&1 | tee $(JUNIT_DIR)/e2e-$*.log
 
+e2e-appsingress: appsingress-binaries
+
 # The apps-ingress end-to-end suite, bench and demo also run CoreDNS and MetalLB's controller, built from their pinned
-# modules into bin/devcluster under the names internal/testkit/{coredns,metallb} look for (built on first use
-# otherwise; CI builds them in a step of their own, outside the suite's timeout).
+# modules into bin/devcluster under the names internal/testkit/{coredns,metallb} look for (a prerequisite of the targets
+# that run them, so a cold build stays outside a suite's timeout).
 COREDNS_VERSION := $(call modver,github.com/coredns/coredns,tools/devcluster/binaries/coredns/go.mod)
 METALLB_VERSION := $(call modver,go.universe.tf/metallb,tools/devcluster/binaries/metallb/go.mod)
 
@@ -212,18 +221,28 @@ bin/devcluster/metallb-controller-$(METALLB_VERSION):
 	cd tools/devcluster/binaries/metallb && CGO_ENABLED=0 GOWORK=off $(GO) build -o $(CURDIR)/$@.tmp go.universe.tf/metallb/controller
 	mv $@.tmp $@
 
+# The local control plane (etcd, kube-apiserver, kube-controller-manager) and Kyverno's controllers, built into
+# bin/devcluster by internal/testkit/devcluster, which keys each by the version its go.mod pins: a no-op once built.
+.PHONY: devcluster-binaries
+devcluster-binaries: ## Build the local control plane and Kyverno into bin/devcluster (once per version)
+	$(GO) run ./tools/devcluster build --with-kyverno
+
+.PHONY: debian-packages
+debian-packages: ## Install the Debian packages tests run (HAProxy, PostgreSQL), only those missing (apt-get as root, else sudo)
+	@tools/host/debian-packages.sh $(DEBIAN_PACKAGES)
+
 .PHONY: devcluster-test
-devcluster-test: ## The devcluster's own integration test (garbage collection, Kyverno generate, restarts)
+devcluster-test: devcluster-binaries ## The devcluster's own integration test (garbage collection, Kyverno generate, restarts)
 	$(GO) test -tags devcluster -count=1 -timeout $(E2E_TIMEOUT) ./internal/testkit/devcluster/
 
 ##@ Use
 
 .PHONY: demo
-demo: ## Start a local cluster with Kyverno, helm install the chart, show the coder example following a recreated Service
+demo: devcluster-binaries ## Start a local cluster with Kyverno, helm install the chart, show the coder example following a recreated Service
 	$(GO) run ./tools/demo
 
 .PHONY: demo-apps
-demo-apps: ## apps-ingress-operator on two local clusters: an AppsIngress going Ready, dig from both views, TLS through the proxy
+demo-apps: debian-packages devcluster-binaries appsingress-binaries ## apps-ingress-operator on two local clusters: an AppsIngress going Ready, dig from both views, TLS through the proxy
 	$(GO) run ./tools/demo-apps
 
 .PHONY: demo-down
@@ -231,11 +250,11 @@ demo-down: ## Stop and remove the demo cluster
 	$(GO) run ./tools/devcluster down --dir .devcluster/demo
 
 .PHONY: demo-ssvirt
-demo-ssvirt: ## ssvirt-api on SQLite and a local control plane: create an organization and a VDC with curl, show the namespace and quota
+demo-ssvirt: devcluster-binaries ## ssvirt-api on SQLite and a local control plane: create an organization and a VDC with curl, show the namespace and quota
 	$(GO) run ./tools/ssvirt-demo
 
 .PHONY: bench
-bench: ## Every product's benchmark (tests/<product>/bench); writes _output/bench/<product>.json
+bench: debian-packages devcluster-binaries appsingress-binaries ## Every product's benchmark (tests/<product>/bench); writes _output/bench/<product>.json
 	$(GO) run ./tests/virtualingress/bench --out _output/bench/virtualingress.json
 	$(GO) run ./tests/virtualservice/bench --out _output/bench/virtualservice.json
 	$(GO) run ./tests/ssvirt/bench --out _output/bench/ssvirt.json

@@ -65,11 +65,11 @@ func TestRoutesBySNIAndHostToTheExternalIPs(t *testing.T) {
 	}
 }
 
-// TestHAProxyAcceptsTheRender runs Debian's haproxy -c on the renders (installed by .ci/run).
+// TestHAProxyAcceptsTheRender runs Debian's haproxy -c on the renders (installed by make debian-packages).
 func TestHAProxyAcceptsTheRender(t *testing.T) {
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
-		t.Fatal("haproxy is not installed (apt-get install haproxy; .ci/run does): ", err)
+		t.Fatal("haproxy is not installed (make debian-packages installs it): ", err)
 	}
 	for name, cfg := range map[string]string{"two-clusters": Render(opts, routes.Examples()), "empty": Render(opts, nil)} {
 		path := filepath.Join(t.TempDir(), name+".cfg")

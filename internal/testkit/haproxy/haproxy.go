@@ -1,4 +1,4 @@
-// Package haproxy runs Debian's haproxy (apt-get install haproxy; .ci/run installs it) in master-worker mode on a
+// Package haproxy runs Debian's haproxy (make debian-packages installs it) in master-worker mode on a
 // configuration a test writes, and reloads it the way the chart's reloader does: SIGUSR2 to the master, which
 // starts new workers and lets the old ones finish their connections.
 package haproxy
@@ -27,7 +27,7 @@ type Proxy struct {
 // it starts HAProxy on the file and reloads it when the file changes, checking every second.
 func StartWithReloader(dir, cfg, addr, script string) (*Proxy, error) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
-		return nil, fmt.Errorf("haproxy is not installed (apt-get install -y haproxy; .ci/run does it): %w", err)
+		return nil, fmt.Errorf("haproxy is not installed (make debian-packages installs it): %w", err)
 	}
 	path := filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
@@ -49,7 +49,7 @@ func StartWithReloader(dir, cfg, addr, script string) (*Proxy, error) {
 func Start(dir, cfg, addr string) (*Proxy, error) {
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
-		return nil, fmt.Errorf("haproxy is not installed (apt-get install -y haproxy; .ci/run does it): %w", err)
+		return nil, fmt.Errorf("haproxy is not installed (make debian-packages installs it): %w", err)
 	}
 	path := filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {

@@ -41,7 +41,7 @@ func BinDir() (string, error) {
 	if p, err := exec.LookPath("pg_ctl"); err == nil {
 		return filepath.Dir(p), nil
 	}
-	return "", errors.New("pgserver: no PostgreSQL server programs found: install Debian's postgresql package (see .ci/run) or set PG_BINDIR")
+	return "", errors.New("pgserver: no PostgreSQL server programs found: make debian-packages installs Debian's postgresql, or set PG_BINDIR")
 }
 
 func version(pgCtl string) int {
