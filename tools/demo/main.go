@@ -1,7 +1,9 @@
 // Command demo shows the main job of virtual-ingress on a real control plane: it starts the devcluster with Kyverno,
-// installs charts/virtual-ingress with Helm, creates the coder VirtualIngress and a Service like the ones the Kubevirt
-// CCM creates (random name, stable labels), prints the generated Ingress, then recreates the Service under a new
-// name and shows the Ingress following. The cluster keeps running for exploration; `make demo-down` stops it.
+// installs charts/virtual-ingress with Helm, runs the chart's status controller as its Deployment would, creates the
+// coder VirtualIngress and a Service like the ones the Kubevirt CCM creates (random name, stable labels), prints the
+// generated Ingress and the VirtualIngress going Ready, recreates the Service under a new name and shows both
+// following, then shows a VirtualIngress whose labels match no Service and how kubectl explains it. The cluster keeps
+// running for exploration; `make demo-down` stops it.
 package main
 
 import (
@@ -54,6 +56,7 @@ func run(ctx context.Context) error {
 	}
 	kube := kubernetes.NewForConfigOrDie(cluster.RESTConfig())
 	dyn := dynamic.NewForConfigOrDie(cluster.RESTConfig())
+	k := kubectl{cfg: cluster.RESTConfig()}
 
 	step("helm install virtual-ingress ./charts/virtual-ingress")
 	if _, err := cluster.InstallRepoChart(ctx, root, "virtual-ingress"); err != nil {
@@ -62,6 +65,15 @@ func run(ctx context.Context) error {
 	if err := virtualingress.WaitAdmissionReady(ctx, dyn, 2*time.Minute); err != nil {
 		return err
 	}
+	stopController, err := startStatusController(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := stopController(); err != nil {
+			fmt.Fprintln(os.Stderr, "demo: status controller:", err)
+		}
+	}()
 
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
@@ -77,41 +89,71 @@ func run(ctx context.Context) error {
 		return err
 	}
 	step("kubectl apply -f fixtures/examples/virtualingresses.yaml   (VirtualIngress coder, selecting by labels)")
+	start := time.Now()
 	if _, err := dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, vi, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	ing, took, err := waitIngress(ctx, kube, first)
+	ing, err := waitIngress(ctx, kube, first)
 	if err != nil {
 		return err
 	}
-	step(fmt.Sprintf("Kyverno generated Ingress coder-generated in %s:", took.Round(time.Millisecond)))
+	step(fmt.Sprintf("Kyverno generated Ingress coder-generated in %s:", since(start)))
 	if err := printYAML(ing); err != nil {
 		return err
 	}
-	if err := printVirtualIngresses(ctx, dyn); err != nil {
+	if err := waitReady(ctx, dyn, "coder", first); err != nil {
+		return err
+	}
+	step(fmt.Sprintf("The status controller checked the Ingress: coder is Ready %s after it was created", since(start)))
+	if err := k.get(ctx, virtualingress.GVR, ns); err != nil {
 		return err
 	}
 
 	second := ccmName()
 	step(fmt.Sprintf("The tenant Service is recreated: the CCM deletes %s and creates %s", first, second))
+	start = time.Now()
 	if err := kube.CoreV1().Services(ns).Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
 		return err
 	}
 	if err := createService(ctx, kube, second, labels); err != nil {
 		return err
 	}
-	after, took, err := waitIngress(ctx, kube, second)
+	after, err := waitIngress(ctx, kube, second)
 	if err != nil {
 		return err
 	}
 	step(fmt.Sprintf("The Ingress followed in %s, nobody touched the VirtualIngress (same Ingress, UID %s -> %s):",
-		took.Round(time.Millisecond), ing.UID, after.UID))
+		since(start), ing.UID, after.UID))
 	fmt.Printf("  spec.rules[0].http.paths[0].backend.service.name: %s\n", after.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name)
-	if err := printVirtualIngresses(ctx, dyn); err != nil {
+	if err := waitReady(ctx, dyn, "coder", second); err != nil {
+		return err
+	}
+	step(fmt.Sprintf("coder is Ready again with the new Service %s after the recreation", since(start)))
+	if err := k.get(ctx, virtualingress.GVR, ns); err != nil {
 		return err
 	}
 
-	fmt.Printf("\nThe cluster keeps running. Explore it with:\n  eval \"$(go run ./tools/devcluster env --dir %s)\"\n  kubectl describe virtualingress -n %s coder\nStop it with: make demo-down\n", dir, ns)
+	step("A mistake users make: VirtualIngress wiki selects labels no Service has")
+	wiki := virtualingress.New(ns, "wiki", map[string]any{
+		"ingressClassName": "tenant-root",
+		"rules": []any{virtualingress.Rule("wiki.enigma.vgijssel.nl", virtualingress.Path("/",
+			virtualingress.SelectorBackend(map[string]string{"cluster.x-k8s.io/tenant-service-name": "wiki"}, 80)))},
+	})
+	if _, err := dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, wiki, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if err := waitNotReady(ctx, dyn, "wiki"); err != nil {
+		return err
+	}
+	if err := k.get(ctx, virtualingress.GVR, ns); err != nil {
+		return err
+	}
+	if err := k.describe(virtualingress.GVR, "VirtualIngress", ns, "wiki"); err != nil {
+		return err
+	}
+
+	fmt.Printf("\nThe cluster keeps running (the status controller stops with this program). Explore it with:\n"+
+		"  eval \"$(go run ./tools/devcluster env --dir %s)\"\n  kubectl describe virtualingress -n %s coder\nStop it with: make demo-down\n", dir, ns)
 	return nil
 }
 
@@ -150,9 +192,8 @@ func createService(ctx context.Context, kube kubernetes.Interface, name string, 
 	return err
 }
 
-// waitIngress waits until coder-generated routes to service and says how long that took.
-func waitIngress(ctx context.Context, kube kubernetes.Interface, service string) (*networkingv1.Ingress, time.Duration, error) {
-	start := time.Now()
+// waitIngress waits until coder-generated routes to service.
+func waitIngress(ctx context.Context, kube kubernetes.Interface, service string) (*networkingv1.Ingress, error) {
 	var ing *networkingv1.Ingress
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		got, err := kube.NetworkingV1().Ingresses(ns).Get(ctx, "coder-generated", metav1.GetOptions{})
@@ -162,8 +203,64 @@ func waitIngress(ctx context.Context, kube kubernetes.Interface, service string)
 		ing = got
 		return got.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name == service, nil
 	})
-	return ing, time.Since(start), err
+	if err != nil {
+		return nil, fmt.Errorf("coder-generated never routed to %s: %w", service, err)
+	}
+	return ing, nil
 }
+
+// waitReady waits until the status controller says the VirtualIngress name is Ready with its Ingress up to date, and
+// its status reports service as the backend's resolution.
+func waitReady(ctx context.Context, dyn dynamic.Interface, name, service string) error {
+	var last *unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		vi, err := dyn.Resource(virtualingress.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = vi
+		status, reason, _ := virtualingress.Condition(vi, "Ready")
+		for _, b := range virtualingress.Backends(vi) {
+			if b["service"] != service {
+				return false, nil
+			}
+		}
+		return status == "True" && reason == "IngressUpToDate", nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s never became Ready=True IngressUpToDate with Service %s (last status: %v): %w", name, service, statusOf(last), err)
+	}
+	return nil
+}
+
+// waitNotReady waits until the VirtualIngress name has both verdicts: Resolved from the policies, Ready from the
+// status controller.
+func waitNotReady(ctx context.Context, dyn dynamic.Interface, name string) error {
+	var last *unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		vi, err := dyn.Resource(virtualingress.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = vi
+		resolved, _, _ := virtualingress.Condition(vi, "Resolved")
+		ready, _, _ := virtualingress.Condition(vi, "Ready")
+		return resolved == "False" && ready == "False", nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s never reported Resolved=False and Ready=False (last status: %v): %w", name, statusOf(last), err)
+	}
+	return nil
+}
+
+func statusOf(obj *unstructured.Unstructured) any {
+	if obj == nil {
+		return nil
+	}
+	return obj.Object["status"]
+}
+
+func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
 
 func printYAML(ing *networkingv1.Ingress) error {
 	ing = ing.DeepCopy()
@@ -174,22 +271,5 @@ func printYAML(ing *networkingv1.Ingress) error {
 		return err
 	}
 	fmt.Print(string(data))
-	return nil
-}
-
-// printVirtualIngresses prints what `kubectl get virtualingress` shows (the CRD's printer columns).
-func printVirtualIngresses(ctx context.Context, dyn dynamic.Interface) error {
-	list, err := dyn.Resource(virtualingress.GVR).Namespace(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\n$ kubectl get virtualingress -n %s\n%-8s %-18s %-9s %-6s %-16s %s\n", ns, "NAME", "INGRESS", "RESOLVED", "READY", "REASON", "AGE")
-	for _, vi := range list.Items {
-		ingress, _, _ := unstructured.NestedString(vi.Object, "status", "ingress", "name")
-		resolved, _, _ := virtualingress.Condition(&vi, "Resolved")
-		status, reason, _ := virtualingress.Condition(&vi, "Ready")
-		age := time.Since(vi.GetCreationTimestamp().Time).Round(time.Second)
-		fmt.Printf("%-8s %-18s %-9s %-6s %-16s %s\n", vi.GetName(), ingress, resolved, status, reason, age)
-	}
 	return nil
 }

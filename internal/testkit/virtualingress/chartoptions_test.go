@@ -1,9 +1,13 @@
 package virtualingress
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
 // The chart passes the status controller what it must agree on with the policies; the in-process controllers of the
@@ -29,5 +33,34 @@ func TestChartControllerOptionsFollowValues(t *testing.T) {
 	if opts.NameSuffix != "" || opts.OnMultipleMatches != "oldest" || opts.RepairAfter != time.Minute ||
 		len(opts.ExcludedLabels) != 0 || !slices.Equal(opts.ExcludedAnnotations, []string{"a.example/x", "b.example/y"}) {
 		t.Fatalf("values read as %+v", opts)
+	}
+}
+
+// The demo and the e2e suite run the controller with the identity the Deployment's Pods get: the ServiceAccount named
+// by the Deployment must be one the chart creates in the release's namespace.
+func TestRenderChartControllerNamesTheChartsServiceAccount(t *testing.T) {
+	cc, err := RenderChartController(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := render.Render(filepath.Join(root, "charts", "virtual-ingress"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range docs {
+		if d.Object.GetKind() == "ServiceAccount" && d.Object.GetName() == cc.ServiceAccount && d.Object.GetNamespace() == cc.Namespace {
+			found = true
+		}
+	}
+	if cc.ServiceAccount == "" || cc.Namespace == "" || !found {
+		t.Fatalf("the Deployment runs as %s/%s, which the chart does not create", cc.Namespace, cc.ServiceAccount)
+	}
+	if !slices.Contains(cc.Args, "--name-suffix=-generated") {
+		t.Fatalf("arguments %q", cc.Args)
 	}
 }
