@@ -48,10 +48,13 @@ func TestRoutePoliciesOnlyWhereServed(t *testing.T) {
 				t.Fatal(err)
 			}
 			var names []string
-			var manifest strings.Builder
+			var manifest, rbac strings.Builder
 			for _, d := range docs {
 				names = append(names, d.Object.GetKind()+"/"+d.Object.GetName())
 				manifest.WriteString(d.YAML)
+				if k := d.Object.GetKind(); k == "ClusterRole" || k == "Role" {
+					rbac.WriteString(d.YAML)
+				}
 			}
 			for engine, policies := range routePolicies {
 				for _, p := range append(policies, routesCache) {
@@ -61,7 +64,7 @@ func TestRoutePoliciesOnlyWhereServed(t *testing.T) {
 					}
 				}
 			}
-			if got := strings.Contains(manifest.String(), "resources: [httproutes]"); got != c.served {
+			if got := strings.Contains(rbac.String(), "resources: [httproutes]"); got != c.served {
 				t.Errorf("rights on HTTPRoutes granted: %v, want %v", got, c.served)
 			}
 			if got := strings.Contains(manifest.String(), "--routes=true"); got != c.served {
