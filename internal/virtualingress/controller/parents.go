@@ -17,42 +17,78 @@ type parent struct {
 	Message        string `json:"message,omitempty"`
 }
 
-// routeParents summarises an HTTPRoute's status.parents. The reason and message are those of the first condition
-// that is not True (Accepted before ResolvedRefs), else Accepted's.
+// routeParents summarises an HTTPRoute's status.parents, one entry per parent of its spec.parentRefs, in that order.
+// The reason and message are those of the first condition that is not True (Accepted before ResolvedRefs), else
+// Accepted's. A parent whose Gateway controller has not reported on the route's current generation (no entry, or
+// conditions observed for an older generation: a Gateway that does not exist, or no controller for its class) is
+// Unknown with reason NoGatewayStatus. Entries for parents the route no longer names are left out.
 func routeParents(route *unstructured.Unstructured) []parent {
+	namespace, generation := route.GetNamespace(), route.GetGeneration()
+	reported := map[string]parent{}
 	raw, _, _ := unstructured.NestedSlice(route.Object, "status", "parents")
-	out := []parent{}
 	for _, r := range raw {
 		entry, ok := r.(map[string]any)
 		if !ok {
 			continue
 		}
-		ref, _, _ := unstructured.NestedMap(entry, "parentRef")
-		p := parent{ParentRef: parentRefString(ref, route.GetNamespace()), Accepted: "Unknown", ResolvedRefs: "Unknown"}
-		p.ControllerName, _, _ = unstructured.NestedString(entry, "controllerName")
-		conditions, _, _ := unstructured.NestedSlice(entry, "conditions")
-		var explained bool
-		for _, want := range []string{"Accepted", "ResolvedRefs"} {
-			for _, c := range conditions {
-				cond, _ := c.(map[string]any)
-				if cond["type"] != want {
-					continue
-				}
-				status := fmt.Sprint(cond["status"])
-				if want == "Accepted" {
-					p.Accepted = status
-				} else {
-					p.ResolvedRefs = status
-				}
-				if !explained && (status != "True" || p.Reason == "") {
-					p.Reason, p.Message = fmt.Sprint(cond["reason"]), fmt.Sprint(cond["message"])
-					explained = status != "True"
-				}
-			}
+		p := reportedParent(entry, namespace, generation)
+		if _, seen := reported[p.ParentRef]; !seen {
+			reported[p.ParentRef] = p
+		}
+	}
+	refs, _, _ := unstructured.NestedSlice(route.Object, "spec", "parentRefs")
+	out := []parent{}
+	for _, r := range refs {
+		ref, _ := r.(map[string]any)
+		name := parentRefString(ref, namespace)
+		p, ok := reported[name]
+		if !ok {
+			p = parent{ParentRef: name, Accepted: "Unknown", ResolvedRefs: "Unknown", Reason: ReasonNoGateway,
+				Message: "no Gateway controller has reported on this parent (does the Gateway exist, with a controller for its class?)"}
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// reportedParent summarises one status.parents entry of a route at generation.
+func reportedParent(entry map[string]any, namespace string, generation int64) parent {
+	ref, _, _ := unstructured.NestedMap(entry, "parentRef")
+	p := parent{ParentRef: parentRefString(ref, namespace), Accepted: "Unknown", ResolvedRefs: "Unknown"}
+	p.ControllerName, _, _ = unstructured.NestedString(entry, "controllerName")
+	conditions, _, _ := unstructured.NestedSlice(entry, "conditions")
+	var explained bool
+	for _, want := range []string{"Accepted", "ResolvedRefs"} {
+		for _, c := range conditions {
+			cond, _ := c.(map[string]any)
+			if cond["type"] != want {
+				continue
+			}
+			if observed, ok, _ := unstructured.NestedInt64(cond, "observedGeneration"); ok && observed < generation {
+				return parent{ParentRef: p.ParentRef, ControllerName: p.ControllerName, Accepted: "Unknown", ResolvedRefs: "Unknown",
+					Reason: ReasonNoGateway, Message: fmt.Sprintf("%s reported on generation %d of the route, not on its current generation %d",
+						controllerOr(p.ControllerName), observed, generation)}
+			}
+			status := fmt.Sprint(cond["status"])
+			if want == "Accepted" {
+				p.Accepted = status
+			} else {
+				p.ResolvedRefs = status
+			}
+			if !explained && (status != "True" || p.Reason == "") {
+				p.Reason, p.Message = fmt.Sprint(cond["reason"]), fmt.Sprint(cond["message"])
+				explained = status != "True"
+			}
+		}
+	}
+	return p
+}
+
+func controllerOr(name string) string {
+	if name == "" {
+		return "its Gateway controller"
+	}
+	return name
 }
 
 // parentRefString is namespace/name of the parent (the route's namespace when the ref has none), with /sectionName.

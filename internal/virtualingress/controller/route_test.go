@@ -41,6 +41,26 @@ func storedRoute(owner, service string, parents ...any) *unstructured.Unstructur
 	return r
 }
 
+// withParentRefs replaces the route's spec.parentRefs (each a Gateway in the route's namespace, by name) and sets its
+// generation.
+func withParentRefs(r *unstructured.Unstructured, generation int64, names ...string) *unstructured.Unstructured {
+	refs := make([]any, len(names))
+	for i, n := range names {
+		refs[i] = map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": n}
+	}
+	_ = unstructured.SetNestedSlice(r.Object, refs, "spec", "parentRefs")
+	r.SetGeneration(generation)
+	return r
+}
+
+// observedAt sets the observedGeneration of every condition of a status.parents entry.
+func observedAt(entry map[string]any, generation int64) map[string]any {
+	for _, c := range entry["conditions"].([]any) {
+		c.(map[string]any)["observedGeneration"] = generation
+	}
+	return entry
+}
+
 func gatewayParent(name, accepted, resolvedRefs, reason string) map[string]any {
 	return map[string]any{
 		"parentRef":      map[string]any{"name": name},
@@ -88,10 +108,19 @@ func TestRouteParentsSummarisesEachGateway(t *testing.T) {
 		map[string]any{
 			"parentRef":  map[string]any{"name": "other", "namespace": "gateways", "sectionName": "https"},
 			"conditions": []any{map[string]any{"type": "Accepted", "status": "True", "reason": "Accepted"}, map[string]any{"type": "ResolvedRefs", "status": "False", "reason": "BackendNotFound", "message": "no svc-a"}},
-		})
+		},
+		gatewayParent("no-longer-named", "True", "True", "Accepted"))
+	_ = unstructured.SetNestedSlice(r.Object, []any{
+		map[string]any{"name": "gw"},
+		map[string]any{"name": "other", "namespace": "gateways", "sectionName": "https"},
+		map[string]any{"name": "ghost"},
+	}, "spec", "parentRefs")
 	got := routeParents(r)
-	if len(got) != 2 {
-		t.Fatalf("got %+v", got)
+	if len(got) != 3 {
+		t.Fatalf("got %+v, want one entry per spec.parentRefs", got)
+	}
+	if got[2].ParentRef != "tenant/ghost" || got[2].Accepted != "Unknown" || got[2].Reason != ReasonNoGateway {
+		t.Errorf("a parent without a status entry: %+v", got[2])
 	}
 	if got[0].ParentRef != "tenant/gw" || got[0].Accepted != "True" || got[0].ResolvedRefs != "True" || got[0].ControllerName != "example.com/gateway" {
 		t.Errorf("first parent %+v", got[0])
@@ -106,8 +135,16 @@ func TestDecideRoute(t *testing.T) {
 		return &view{generatedName: "shop-generated", generatedSpec: routeSpec("svc-a"),
 			conditions: []metav1.Condition{{Type: ConditionResolved, Status: "True", Reason: "Resolved"}}}
 	}
+	// The route holds what status.route.spec says, with the parents the route names.
 	state := func(r *unstructured.Unstructured) *generatedState {
-		g, err := virtualHTTPRouteKind.state(r, routeSpec("svc-a"))
+		spec := routeSpec("svc-a")
+		refs, _, _ := unstructured.NestedSlice(r.Object, "spec", "parentRefs")
+		names := []any{}
+		for _, ref := range refs {
+			names = append(names, map[string]any{"name": ref.(map[string]any)["name"]})
+		}
+		spec["parentRefs"] = names
+		g, err := virtualHTTPRouteKind.state(r, spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +161,15 @@ func TestDecideRoute(t *testing.T) {
 		{"missing", nil, "HTTPRouteMissing", "False", "HTTPRoute shop-generated does not exist"},
 		{"someone else's", state(storedRoute("", "svc-a")), "HTTPRouteNameTaken", "False", "was not generated from this VirtualHTTPRoute"},
 		{"outdated", state(storedRoute("x", "svc-b")), "HTTPRouteOutOfDate", "False", "differs from status.route.spec"},
-		{"no Gateway has reported", state(storedRoute("x", "svc-a")), ReasonNoGateway, "False", "no status from a Gateway controller"},
+		{"no Gateway has reported", state(storedRoute("x", "svc-a")), ReasonNoGateway, "False", "no status from the Gateway controller of parent tenant/gw"},
+		{"one of two parents has not reported", state(withParentRefs(storedRoute("x", "svc-a", gatewayParent("gw", "True", "True", "Accepted")), 1, "gw", "ghost-gw")),
+			ReasonNoGateway, "False", "parent tenant/ghost-gw"},
+		{"a parent's status is for an older generation", state(withParentRefs(storedRoute("x", "svc-a",
+			observedAt(gatewayParent("gw", "True", "True", "Accepted"), 2), observedAt(gatewayParent("gw2", "True", "True", "Accepted"), 1)), 2, "gw", "gw2")),
+			ReasonNoGateway, "False", "reported on generation 1 of the route, not on its current generation 2"},
+		{"both parents accepted the current generation", state(withParentRefs(storedRoute("x", "svc-a",
+			observedAt(gatewayParent("gw", "True", "True", "Accepted"), 2), observedAt(gatewayParent("gw2", "True", "True", "Accepted"), 2)), 2, "gw", "gw2")),
+			"HTTPRouteUpToDate", "True", "accepted by tenant/gw, tenant/gw2"},
 		{"refused by a Gateway", state(storedRoute("x", "svc-a", gatewayParent("gw", "False", "True", "NotAllowedByListeners"))),
 			ReasonNotAccepted, "False", "Gateway tenant/gw did not accept HTTPRoute shop-generated: NotAllowedByListeners"},
 		{"references not resolved", state(storedRoute("x", "svc-a", gatewayParent("gw", "True", "False", "Accepted"))),

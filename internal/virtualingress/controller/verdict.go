@@ -126,17 +126,24 @@ func decide(in inputs) verdict {
 		message: fmt.Sprintf("%s holds status.%s.spec", name, k.statusField)}
 }
 
-// gatewayVerdict judges a route by its parents: not ok while no Gateway has reported on it (a Gateway controller
-// usually does within a second; there may be none), or when one refused it or could not resolve its references.
+// gatewayVerdict judges a route by every parent it names: not ok when a Gateway refused it, while a parent's
+// Gateway controller has not reported on its current generation (usually within a second; there may be no such Gateway
+// or controller), or when one could not resolve its references.
 func gatewayVerdict(name string, parents []parent) (verdict, bool) {
 	if len(parents) == 0 {
 		return verdict{status: metav1.ConditionFalse, reason: ReasonNoGateway, transient: true,
-			message: name + " has no status from a Gateway controller yet: no Gateway of its parentRefs has accepted it"}, false
+			message: name + " names no parent Gateway"}, false
+	}
+	for _, p := range parents {
+		if p.Accepted != "True" && p.Reason != ReasonNoGateway {
+			return verdict{status: metav1.ConditionFalse, reason: ReasonNotAccepted,
+				message: fmt.Sprintf("Gateway %s did not accept %s: %s: %s", p.ParentRef, name, p.Reason, p.Message)}, false
+		}
 	}
 	for _, p := range parents {
 		if p.Accepted != "True" {
-			return verdict{status: metav1.ConditionFalse, reason: ReasonNotAccepted,
-				message: fmt.Sprintf("Gateway %s did not accept %s: %s: %s", p.ParentRef, name, p.Reason, p.Message)}, false
+			return verdict{status: metav1.ConditionFalse, reason: ReasonNoGateway, transient: true,
+				message: fmt.Sprintf("%s has no status from the Gateway controller of parent %s yet: %s", name, p.ParentRef, p.Message)}, false
 		}
 	}
 	for _, p := range parents {

@@ -32,6 +32,8 @@ var routeScenarios = []struct {
 	{"VirtualHTTPRoute: Ready follows what the Gateway says of the HTTPRoute", testRouteGatewayVerdict},
 	{"VirtualHTTPRoute write needs HTTPRoute write", testRouteWriteRights},
 	{"VirtualHTTPRoute: an HTTPRoute name held by another route is refused", testRouteNameTaken},
+	{"VirtualHTTPRoute: an HTTPRoute appearing while unresolved is never taken over", testNoTakeoverWhileUnresolved(routeTakeover)},
+	{"VirtualHTTPRoute: an HTTPRoute appearing before generation is never taken over", testNoTakeoverBeforeGeneration(routeTakeover)},
 	{"VirtualHTTPRoute: bad input rejected by the API server", testRouteBadInput},
 }
 
@@ -375,11 +377,47 @@ func testRouteGatewayVerdict(t *testing.T) {
 	if len(parents) != 1 || parents[0].(map[string]any)["parentRef"] != ns+"/tenant-root" || parents[0].(map[string]any)["accepted"] != "True" {
 		t.Fatalf("status.parents %v, want the Gateway %s/tenant-root accepting", parents, ns)
 	}
+
+	// A second parent whose Gateway never reports keeps Ready false, naming it, although the first accepted: first
+	// because the first parent's entry is now for the route's previous generation, then, once it reports again,
+	// because the second has no entry at all.
+	eventually(t, "a second parentRef added to the VirtualHTTPRoute", func() (bool, string, error) {
+		vhr := getRoute(t, ns, "coder")
+		refs, _, _ := unstructured.NestedSlice(vhr.Object, "spec", "parentRefs")
+		_ = unstructured.SetNestedSlice(vhr.Object, append(refs, map[string]any{"name": "ghost-gw"}), "spec", "parentRefs")
+		_, err := env.dyn.Resource(virtualingress.RouteGVR).Namespace(ns).Update(context.Background(), vhr, metav1.UpdateOptions{})
+		return err == nil, errString(err), nil
+	})
+	waitRouteReadyMessage(t, ns, "coder", "NoGatewayStatus", "/tenant-root", "reported on generation 1")
+	eventually(t, "the generated HTTPRoute naming both parents", func() (bool, string, error) {
+		r, err := env.dyn.Resource(virtualingress.HTTPRouteGVR).Namespace(ns).Get(context.Background(), route.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		refs, _, _ := unstructured.NestedSlice(r.Object, "spec", "parentRefs")
+		return len(refs) == 2, fmt.Sprint(refs), nil
+	})
+	setParents("True", "True")
+	waitRouteReadyMessage(t, ns, "coder", "NoGatewayStatus", "parent "+ns+"/ghost-gw")
+
 	setParents("False", "True")
 	vhr = waitRouteReady(t, ns, "coder", "False", "NotAccepted")
 	if _, _, message := virtualingress.Condition(vhr, "Ready"); !strings.Contains(message, "NotAllowedByListeners") {
 		t.Fatalf("Ready message %q does not say why the Gateway refused", message)
 	}
+}
+
+// waitRouteReadyMessage waits for Ready=False with the reason and a message holding every one of parts.
+func waitRouteReadyMessage(t *testing.T, ns, name, reason string, parts ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("VirtualHTTPRoute %s/%s Ready=False %s saying %q", ns, name, reason, parts), func() (bool, string, error) {
+		s, why, message := virtualingress.Condition(getRoute(t, ns, name), "Ready")
+		ok := s == "False" && why == reason
+		for _, p := range parts {
+			ok = ok && strings.Contains(message, p)
+		}
+		return ok, s + " " + why + ": " + message, nil
+	})
 }
 
 // waitRouteReady waits for the VirtualHTTPRoute's Ready condition.
