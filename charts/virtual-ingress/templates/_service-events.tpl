@@ -38,6 +38,17 @@ spec:
       enabled: true
   matchConstraints:
     {{- include "virtual-ingress.celMatch" (dict "group" "" "version" "v1" "resource" "services" "operations" (list "CREATE" "UPDATE" "DELETE") "root" $root) | nindent 4 }}
+    # Whenever this policy is added or changed (every start of Kyverno's background controller, every upgrade of the
+    # chart), Kyverno's policy controller makes one request for every Service it matches, as if each had been updated:
+    # thousands of requests that nothing happened behind, queued before (and, past Kyverno's threshold, instead of) the
+    # real Service events. That sweep skips the Services an exclude rule names without reading the rule's operations.
+    # No Service is ever CONNECTed (proxying is the services/proxy subresource), so this rule excludes nothing at
+    # admission and every Service from the sweep. (The mutation also ignores a request that looks like the sweep's.)
+    excludeResourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      resources: [services]
+      operations: [CONNECT]
   # Only a Service that a VirtualIngress of its namespace selects (before or after the change) or uses makes an
   # UpdateRequest, as judged from Kyverno's informer of VirtualIngresses (the chart's GlobalContextEntry): a burst of
   # Services created before their VirtualIngresses costs nothing and cannot fill Kyverno's queue. Without the entry

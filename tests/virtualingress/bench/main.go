@@ -6,7 +6,7 @@
 // column per engine and writes the figures as JSON ({"machine", "engineOrder", "engines": {<engine>: ...}}).
 //
 //	go run ./tests/virtualingress/bench [--engines clusterPolicy,generatingPolicy] [--creates 200] [--recreates 100] [--scale 1000]
-//	    [--burst 1000] [--out _output/bench/virtualingress.json] [--dir .devcluster/bench]
+//	    [--burst 1000] [--restart 1000] [--out _output/bench/virtualingress.json] [--dir .devcluster/bench]
 package main
 
 import (
@@ -42,8 +42,11 @@ const (
 
 type options struct {
 	creates, recreates, scale, burst int
-	engines, out, dir                string
-	timeout, burstTimeout            time.Duration
+	// restart is the number of VirtualIngresses (over twice as many Services) present while Kyverno's background
+	// controller restarts and the chart is upgraded.
+	restart               int
+	engines, out, dir     string
+	timeout, burstTimeout time.Duration
 	// routes installs Gateway API's CRDs, so that the chart renders its VirtualHTTPRoute policies, and measures them.
 	routes bool
 	// sizedFloor also measures the floor with triggers of a VirtualIngress's size.
@@ -76,6 +79,7 @@ func main() {
 	flag.IntVar(&o.creates, "creates", 200, "VirtualIngresses created one after the other for the create latency")
 	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
+	flag.IntVar(&o.restart, "restart", 1000, "VirtualIngresses (over twice as many Services) present during a background controller restart and a helm upgrade; 0 skips it")
 	flag.IntVar(&o.burst, "burst", 1000, "Services recreated at once in the scale run's second phase (at most --scale)")
 	flag.StringVar(&o.engines, "engines", strings.Join(policyengine.All, ","), "policy engines (chart value policy.engine) to measure, one after the other on the same cluster")
 	flag.StringVar(&o.out, "out", "_output/bench/virtualingress.json", "where to write the results as JSON")
@@ -276,6 +280,16 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		if r.Scale, err = b.scaleRun(ctx, o.scale, o.burst); err != nil {
 			r.Scale = &scale{VirtualIngresses: o.scale, Error: err.Error()}
 			fmt.Printf("[%s] scale run failed: %v\n", engine, err)
+		}
+	}
+	if o.restart > 0 {
+		fmt.Printf("[%s] restart: %d VirtualIngresses over %d Services, a background controller restart, then a helm upgrade\n", engine, o.restart, 2*o.restart)
+		if r.Restarts, err = b.restartRun(ctx, release, values, o.restart); err != nil {
+			if r.Restarts == nil {
+				r.Restarts = &restarts{VirtualIngresses: o.restart}
+			}
+			r.Restarts.Error = err.Error()
+			fmt.Printf("[%s] restart run failed: %v\n", engine, err)
 		}
 	}
 	return r, nil

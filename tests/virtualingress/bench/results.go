@@ -34,6 +34,8 @@ type engineResults struct {
 	RouteCreate   *latency `json:"createToHTTPRoute,omitempty"`
 	RouteRecreate *latency `json:"serviceRecreateToHTTPRouteUpdated,omitempty"`
 	Scale         *scale   `json:"scale,omitempty"`
+	// Restarts is what a background controller restart and a helm upgrade cost (with --restart).
+	Restarts *restarts `json:"restarts,omitempty"`
 	// Error is set when the engine could not be installed or cleaned up after.
 	Error string `json:"error,omitempty"`
 }
@@ -269,6 +271,12 @@ func (r results) print(out io.Writer, burst int) {
 			break
 		}
 	}
+	for _, e := range r.Engines {
+		if e.Restarts != nil {
+			rows = append(rows, restartRows()...)
+			break
+		}
+	}
 	rows = append(rows, row{"wall time of the engine's run", seconds("%.0f s", func(e *engineResults) float64 { return e.WallSeconds })})
 
 	for _, f := range []*floorResult{r.Floor, r.SizedFloor} {
@@ -327,6 +335,9 @@ func (e *engineResults) errors() []string {
 	if e.Recreate != nil && e.Recreate.Error != "" {
 		errs = append(errs, "recreate latency: "+e.Recreate.Error)
 	}
+	if e.Restarts != nil && e.Restarts.Error != "" {
+		errs = append(errs, "restart: "+e.Restarts.Error)
+	}
 	if e.Scale != nil && e.Scale.Error != "" {
 		errs = append(errs, "scale: "+e.Scale.Error)
 	}
@@ -342,4 +353,51 @@ func sum(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// restartRows show, for the background controller's restart and the chart's upgrade, the VirtualIngresses written
+// (target 0) and how long a Service recreated right after took to be followed (target: the same run's recreate p95).
+func restartRows() []row {
+	cell := func(f func(*restarts) string) func(*engineResults) string {
+		return func(r *engineResults) string {
+			switch {
+			case r.Restarts == nil:
+				return "-"
+			case r.Restarts.Error != "":
+				return "FAILED"
+			}
+			return f(r.Restarts)
+		}
+	}
+	var rows []row
+	for _, ev := range []struct {
+		name string
+		get  func(*restarts) *restartResult
+	}{
+		{"background controller restart", func(r *restarts) *restartResult { return r.Restart }},
+		{"helm upgrade rewriting every policy", func(r *restarts) *restartResult { return r.Upgrade }},
+	} {
+		rows = append(rows,
+			row{"restart: " + ev.name + ": VirtualIngresses / Services present", cell(func(r *restarts) string {
+				return fmt.Sprintf("%d / %d", r.VirtualIngresses, r.Services)
+			})},
+			row{"restart: " + ev.name + ": VirtualIngresses written (target 0)", cell(func(r *restarts) string {
+				return fmt.Sprintf("%d %s", ev.get(r).Written, verdict(ev.get(r).Written == 0))
+			})},
+			row{"restart: " + ev.name + ": Service recreated after it -> Ingress (target <= recreate p95)", func(e *engineResults) string {
+				return cell(func(r *restarts) string {
+					ms := ev.get(r).FollowMs
+					if e.Recreate == nil || e.Recreate.Error != "" {
+						return fmt.Sprintf("%.0f ms", ms)
+					}
+					return fmt.Sprintf("%.0f ms %s", ms, verdict(ms <= e.Recreate.P95))
+				})(e)
+			}},
+			row{"restart: " + ev.name + ": took / queue drained after / peak UpdateRequests", cell(func(r *restarts) string {
+				res := ev.get(r)
+				return fmt.Sprintf("%.1f s / %.1f s / %d", res.Seconds, res.DrainSeconds, res.PeakUpdateRequests)
+			})},
+		)
+	}
+	return rows
 }
