@@ -99,7 +99,7 @@ func runCompare(out io.Writer, o compareOptions) error {
 			return err
 		}
 		// Each engine's render must take every input, so that no case reads as an engine's failure.
-		if err := checkSources(p, in.sources); err != nil {
+		if err := checkSources(p, in); err != nil {
 			return fmt.Errorf("policy.engine=%s: %w", e, err)
 		}
 		c, err := newSimCluster(p, in)

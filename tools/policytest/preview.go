@@ -8,6 +8,8 @@ import (
 
 	kyvernov1 "github.com/kyverno/kyverno/api/kyverno/v1"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -67,7 +69,7 @@ func runPreview(out io.Writer, o previewOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSources(parts, in.sources); err != nil {
+	if err := checkSources(parts, in); err != nil {
 		return err
 	}
 	c, err := newSimCluster(parts, in)
@@ -155,11 +157,20 @@ func renderEngine(chart string, valuesFiles []string, extra map[string]any, engi
 	return parts, nil
 }
 
-// checkSources rejects, before any policy runs, a source the API server would reject (its CRD's schema) and one the
-// render has no policies for.
-func checkSources(parts chartParts, sources []inputObject) error {
+// checkSources rejects, before any Kyverno policy runs, a source the API server would reject (its CRD's schema, then
+// the chart's ValidatingAdmissionPolicies, in the namespaces of in) and one the render has no policies for.
+func checkSources(parts chartParts, in simInputs) error {
+	namespaces := map[string]*corev1.Namespace{}
+	for _, o := range clusterObjects(in.sources, in.clusterObjs) {
+		if o.GroupVersionKind() == namespaceGVK {
+			// The API server labels every namespace with its name; the chart's namespace selectors use that label.
+			labels := map[string]string{corev1.LabelMetadataName: o.GetName()}
+			maps.Copy(labels, o.GetLabels())
+			namespaces[o.GetName()] = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.GetName(), Labels: labels}}
+		}
+	}
 	validators := map[schema.GroupVersionKind]*crdschema.Validator{}
-	for _, src := range sources {
+	for _, src := range in.sources {
 		gvk := src.Obj.GroupVersionKind()
 		s, err := parts.forKind(gvk)
 		if err != nil {
@@ -172,6 +183,16 @@ func checkSources(parts chartParts, sources []inputObject) error {
 		}
 		if errs := validators[gvk].Validate(context.Background(), src.Obj); len(errs) > 0 {
 			return fmt.Errorf("%s: %s would be rejected by the API server:\n%s", src.where(), src.name(), crdschema.Summary(errs))
+		}
+		gvr := gvk.GroupVersion().WithResource(s.crd.Spec.Names.Plural)
+		for _, a := range parts.admission {
+			refusal, err := a.refusal(src.Obj, gvr, namespaces[src.Obj.GetNamespace()])
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", src.where(), src.name(), err)
+			}
+			if refusal != "" {
+				return fmt.Errorf("%s: %s would be refused by the API server: %s", src.where(), src.name(), refusal)
+			}
 		}
 	}
 	return nil

@@ -25,6 +25,8 @@ import (
 // the values leave without policies has an entry with its CRD only.
 type chartParts struct {
 	sources map[schema.GroupVersionKind]sourceParts
+	// admission are the chart's ValidatingAdmissionPolicies, which the API server runs before any Kyverno policy.
+	admission []admissionPolicy
 }
 
 type sourceParts struct {
@@ -62,7 +64,7 @@ func (p chartParts) crds() []*apiextensionsv1.CustomResourceDefinition {
 func splitChart(docs []render.Document) (chartParts, error) {
 	parts := chartParts{sources: map[schema.GroupVersionKind]sourceParts{}}
 	crds := map[string]render.Document{}
-	var policyDocs []string
+	var policyDocs, bindingDocs []string
 	for _, d := range docs {
 		gvk := d.Object.GroupVersionKind()
 		switch {
@@ -71,10 +73,21 @@ func splitChart(docs []render.Document) (chartParts, error) {
 			policyDocs = append(policyDocs, d.YAML)
 		case gvk.Kind == "CustomResourceDefinition":
 			crds[d.Object.GetName()] = d
+		case gvk.Group == "admissionregistration.k8s.io" && gvk.Kind == "ValidatingAdmissionPolicy":
+			a, err := compileAdmissionPolicy(d.YAML)
+			if err != nil {
+				return parts, fmt.Errorf("%s: %w", d.Source, err)
+			}
+			parts.admission = append(parts.admission, a)
+		case gvk.Group == "admissionregistration.k8s.io" && gvk.Kind == "ValidatingAdmissionPolicyBinding":
+			bindingDocs = append(bindingDocs, d.YAML)
 		}
 	}
 	loaded, err := loadPolicies(policyDocs)
 	if err != nil {
+		return parts, err
+	}
+	if parts.admission, err = bindAdmissionPolicies(parts.admission, bindingDocs); err != nil {
 		return parts, err
 	}
 	for _, k := range sourceKinds {

@@ -125,6 +125,35 @@ spec:
 `,
 			want: []string{"virtualingresses.yaml: document 3", "VirtualIngress default/both would be rejected", "exactly one of name or matchLabels"},
 		},
+		"refused by the chart's admission policy (an annotation)": {
+			vis: good + `---
+apiVersion: virtual-ingress.io/v1alpha1
+kind: VirtualIngress
+metadata:
+  name: snippet
+  annotations: {nginx.ingress.kubernetes.io/configuration-snippet: "return 200;"}
+spec:
+  defaultBackend:
+    service: {name: web, port: {number: 80}}
+`,
+			want: []string{"virtualingresses.yaml: document 3", "VirtualIngress default/snippet would be refused by the API server",
+				"annotation nginx.ingress.kubernetes.io/configuration-snippet is not allowed on a VirtualIngress"},
+		},
+		"refused by the chart's admission policy (status outside the served namespaces)": {
+			vis: good + `---
+apiVersion: virtual-ingress.io/v1alpha1
+kind: VirtualHTTPRoute
+metadata: {name: forged, namespace: kube-system}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+status:
+  route:
+    spec: {parentRefs: [{name: gw}], hostnames: [bank.example.com], rules: [{backendRefs: [{name: web, port: 80}]}]}
+`,
+			want: []string{"virtualingresses.yaml: document 3", "VirtualHTTPRoute kube-system/forged would be refused by the API server",
+				"status is written by the virtual-ingress policies, which do not act in this namespace"},
+		},
 		"duplicate": {
 			vis:  good + "---\n" + strings.SplitN(good, "---\n", 2)[0],
 			want: []string{"document 3", "already defined in", "document 1"},
