@@ -393,9 +393,13 @@ func restartRows() []row {
 					return fmt.Sprintf("%.0f ms %s", ms, verdict(ms <= e.Recreate.P95))
 				})(e)
 			}},
-			row{"restart: " + ev.name + ": took / queue drained after / peak UpdateRequests", cell(func(r *restarts) string {
+			row{"restart: " + ev.name + ": took / Kyverno's queue drained after / peak UpdateRequests", cell(func(r *restarts) string {
 				res := ev.get(r)
-				return fmt.Sprintf("%.1f s / %.1f s / %d", res.Seconds, res.DrainSeconds, res.PeakUpdateRequests)
+				drained := fmt.Sprintf("%.1f s", res.DrainSeconds)
+				if res.PendingAtEnd > 0 {
+					drained = fmt.Sprintf("not after %.0f s (%d pending)", res.DrainSeconds, res.PendingAtEnd)
+				}
+				return fmt.Sprintf("%.1f s / %s / %d", res.Seconds, drained, res.PeakUpdateRequests)
 			})},
 		)
 	}
