@@ -212,30 +212,29 @@ func waitIngress(ctx context.Context, kube kubernetes.Interface, service string)
 // waitReady waits until the status controller says the VirtualIngress name is Ready with its Ingress up to date, and
 // its status reports service as the backend's resolution.
 func waitReady(ctx context.Context, dyn dynamic.Interface, name, service string) error {
-	var last *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		vi, err := dyn.Resource(virtualingress.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = vi
-		status, reason, _ := virtualingress.Condition(vi, "Ready")
+	return waitStatus(ctx, dyn, name, "Ready=True IngressUpToDate with Service "+service, func(vi *unstructured.Unstructured) bool {
 		for _, b := range virtualingress.Backends(vi) {
 			if b["service"] != service {
-				return false, nil
+				return false
 			}
 		}
-		return status == "True" && reason == "IngressUpToDate", nil
+		status, reason, _ := virtualingress.Condition(vi, "Ready")
+		return status == "True" && reason == "IngressUpToDate"
 	})
-	if err != nil {
-		return fmt.Errorf("%s never became Ready=True IngressUpToDate with Service %s (last status: %v): %w", name, service, statusOf(last), err)
-	}
-	return nil
 }
 
 // waitNotReady waits until the VirtualIngress name has both verdicts: Resolved from the policies, Ready from the
 // status controller.
 func waitNotReady(ctx context.Context, dyn dynamic.Interface, name string) error {
+	return waitStatus(ctx, dyn, name, "Resolved=False and Ready=False", func(vi *unstructured.Unstructured) bool {
+		resolved, _, _ := virtualingress.Condition(vi, "Resolved")
+		ready, _, _ := virtualingress.Condition(vi, "Ready")
+		return resolved == "False" && ready == "False"
+	})
+}
+
+// waitStatus polls the VirtualIngress name until done says its status is what the demo waits for.
+func waitStatus(ctx context.Context, dyn dynamic.Interface, name, what string, done func(*unstructured.Unstructured) bool) error {
 	var last *unstructured.Unstructured
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		vi, err := dyn.Resource(virtualingress.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
@@ -243,12 +242,10 @@ func waitNotReady(ctx context.Context, dyn dynamic.Interface, name string) error
 			return false, nil
 		}
 		last = vi
-		resolved, _, _ := virtualingress.Condition(vi, "Resolved")
-		ready, _, _ := virtualingress.Condition(vi, "Ready")
-		return resolved == "False" && ready == "False", nil
+		return done(vi), nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s never reported Resolved=False and Ready=False (last status: %v): %w", name, statusOf(last), err)
+		return fmt.Errorf("%s never reported %s (last status: %v): %w", name, what, statusOf(last), err)
 	}
 	return nil
 }

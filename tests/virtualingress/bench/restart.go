@@ -62,11 +62,7 @@ func (b *bench) restartRun(ctx context.Context, release *helmrelease.Release, va
 		return nil, err
 	}
 	defer iw.stop()
-	if err := parallel(n, func(i int) error {
-		vi := virtualingress.New(ns, fmt.Sprintf("vi-%d", i), virtualingress.CoderSpec(labelsFor(i)))
-		_, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, vi, metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	if err := b.createVirtualIngresses(ctx, ns, n); err != nil {
 		return nil, err
 	}
 	if resolved, _ := iw.countResolved(n, func(i int) string { return fmt.Sprintf("svc-%d", i) }, b.timeout, nil); resolved < n {

@@ -45,11 +45,7 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 	peakURs := b.trackUpdateRequests(ctx)
 
 	start := time.Now()
-	if err := parallel(n, func(i int) error {
-		vi := virtualingress.New(ns, fmt.Sprintf("vi-%d", i), virtualingress.CoderSpec(labelsFor(i)))
-		_, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, vi, metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	if err := b.createVirtualIngresses(ctx, ns, n); err != nil {
 		return nil, err
 	}
 	created := time.Since(start)
@@ -113,6 +109,15 @@ func (b *bench) scaleRun(ctx context.Context, n, burst int) (*scale, error) {
 		TargetSeconds:        scaleTarget.Seconds(),
 		ObjectBytes:          objectBytes,
 	}, nil
+}
+
+// createVirtualIngresses creates vi-<i> selecting svc-<i>'s labels (i < n) as fast as the API server takes them.
+func (b *bench) createVirtualIngresses(ctx context.Context, ns string, n int) error {
+	return parallel(n, func(i int) error {
+		vi := virtualingress.New(ns, fmt.Sprintf("vi-%d", i), virtualingress.CoderSpec(labelsFor(i)))
+		_, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Create(ctx, vi, metav1.CreateOptions{})
+		return err
+	})
 }
 
 // scaleNamespace creates the scale runs' namespace with n Services svc-<i>, created 16 at a time, as a CCM resync
