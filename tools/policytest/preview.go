@@ -69,7 +69,7 @@ func runPreview(out io.Writer, o previewOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSources(parts, in); err != nil {
+	if err := checkSources(parts, in, true); err != nil {
 		return err
 	}
 	c, err := newSimCluster(parts, in)
@@ -157,9 +157,10 @@ func renderEngine(chart string, valuesFiles []string, extra map[string]any, engi
 	return parts, nil
 }
 
-// checkSources rejects, before any Kyverno policy runs, a source the API server would reject (its CRD's schema, then
-// the chart's ValidatingAdmissionPolicies, in the namespaces of in) and one the render has no policies for.
-func checkSources(parts chartParts, in simInputs) error {
+// checkSources rejects, before any Kyverno policy runs, a source the API server would reject (its CRD's schema, then,
+// with admission, the chart's ValidatingAdmissionPolicies in the namespaces of in) and one the render has no policies
+// for.
+func checkSources(parts chartParts, in simInputs, admission bool) error {
 	namespaces := map[string]*corev1.Namespace{}
 	for _, o := range clusterObjects(in.sources, in.clusterObjs) {
 		if o.GroupVersionKind() == namespaceGVK {
@@ -183,6 +184,9 @@ func checkSources(parts chartParts, in simInputs) error {
 		}
 		if errs := validators[gvk].Validate(context.Background(), src.Obj); len(errs) > 0 {
 			return fmt.Errorf("%s: %s would be rejected by the API server:\n%s", src.where(), src.name(), crdschema.Summary(errs))
+		}
+		if !admission {
+			continue
 		}
 		gvr := gvk.GroupVersion().WithResource(s.crd.Spec.Names.Plural)
 		for _, a := range parts.admission {
