@@ -63,11 +63,19 @@ PREVIEW_SERVICES ?= fixtures/examples/services.yaml
 # names what it needs (Debian packages, the local control plane's binaries) as prerequisites, so `make test` on a
 # fresh machine installs and builds everything itself.
 TEST_TARGETS := moon-lint unit golden policy-test parity devcluster-test e2e
+# The node tier (every chart installed with `helm install --wait` on a real node) needs root on Linux; without it,
+# `make test` runs every other tier and says so.
+IS_ROOT := $(filter 0,$(shell id -u))
+TEST_TARGETS += $(if $(IS_ROOT),e2e-node)
 
 # The Debian packages tests run for real, as PACKAGE=PROBE (a command, or a path glob that exists once it is
 # installed): HAProxy for the apps-ingress proxy, PostgreSQL's server for ssvirt-api's store
 # (internal/testkit/pgserver).
 DEBIAN_PACKAGES := haproxy=haproxy postgresql=/usr/lib/postgresql/*/bin/pg_ctl
+# A node (the node tier, `devcluster up --with-node`) also runs containerd, runc, the CNI plugins, conntrack and
+# iptables; they are installed only for root, who alone can run one.
+NODE_DEBIAN_PACKAGES := containerd=containerd runc=runc containernetworking-plugins=/usr/lib/cni/bridge conntrack=conntrack iptables=iptables-save
+DEBIAN_PACKAGES += $(if $(IS_ROOT),$(NODE_DEBIAN_PACKAGES))
 
 # Go packages `make unit` tests; a product's moon project narrows it to its own packages.
 PKGS ?= ./...
@@ -94,6 +102,7 @@ help: ## List the targets
 .PHONY: test
 test: $(TEST_TARGETS) ## Everything CI runs: moon run lint, unit, golden, policy-test, parity, devcluster-test, e2e
 	@echo "make test: all of $(TEST_TARGETS) passed"
+	@$(if $(IS_ROOT),:,echo "make test: the node tier (make e2e-node) was not run: it needs root")
 
 .PHONY: lint
 lint: vet golangci-lint deps-check helm-lint docs-check ## Static checks: go vet, golangci-lint, shipped deps, helm lint, chart READMEs
@@ -202,6 +211,15 @@ $(addprefix e2e-,$(E2E_PRODUCTS)): e2e-%: debian-packages devcluster-binaries | 
 
 e2e-appsingress: appsingress-binaries
 
+# The node tier: the local cluster with a node (containerd, kubelet, kube-proxy, kube-scheduler, cluster DNS), every
+# chart installed from charts/<chart> with `helm install --wait` and its image from `make images`, each product proven
+# through its Pods, and the host left as found. One node per machine, so the packages run one at a time.
+NODE_TIER_PKGS := ./internal/testkit/devcluster/ $(foreach p,$(E2E_PRODUCTS),./tests/$(p)/e2e/)
+
+.PHONY: e2e-node
+e2e-node: debian-packages devcluster-binaries appsingress-binaries images | $(JUNIT_DIR) ## The node tier: every chart on a real node (root on Linux)
+	$(GO) test -tags node -p 1 -count=1 -timeout $(E2E_TIMEOUT) -v $(NODE_TIER_PKGS) 2>&1 | tee $(JUNIT_DIR)/e2e-node.log
+
 # The apps-ingress end-to-end suite, bench and demo also run CoreDNS and MetalLB's controller, built from their pinned
 # modules into bin/devcluster under the names internal/testkit/{coredns,metallb} look for (a prerequisite of the targets
 # that run them, so a cold build stays outside a suite's timeout).
@@ -224,11 +242,11 @@ bin/devcluster/metallb-controller-$(METALLB_VERSION):
 # The local control plane (etcd, kube-apiserver, kube-controller-manager) and Kyverno's controllers, built into
 # bin/devcluster by internal/testkit/devcluster, which keys each by the version its go.mod pins: a no-op once built.
 .PHONY: devcluster-binaries
-devcluster-binaries: ## Build the local control plane and Kyverno into bin/devcluster (once per version)
-	$(GO) run ./tools/devcluster build --with-kyverno
+devcluster-binaries: ## Build the local control plane, the node's components and Kyverno into bin/devcluster (once per version)
+	$(GO) run ./tools/devcluster build --with-kyverno --with-node
 
 .PHONY: debian-packages
-debian-packages: ## Install the Debian packages tests run (HAProxy, PostgreSQL), only those missing (apt-get as root, else sudo)
+debian-packages: ## Install the Debian packages tests run (HAProxy, PostgreSQL; a node's as root), only those missing (apt-get as root, else sudo)
 	@tools/host/debian-packages.sh $(DEBIAN_PACKAGES)
 
 .PHONY: devcluster-test

@@ -1,10 +1,10 @@
 // Command devcluster runs a local Kubernetes control plane (and optionally Kyverno) as processes:
 //
-//	go run ./tools/devcluster up [--with-kyverno] [--dir D]   start, return when ready
+//	go run ./tools/devcluster up [--with-kyverno] [--with-node] [--dir D]   start, return when ready
 //	eval "$(go run ./tools/devcluster env [--dir D])"         point kubectl at it
 //	go run ./tools/devcluster status [--dir D]                which components run
 //	go run ./tools/devcluster down [--dir D]                  stop everything, remove D
-//	go run ./tools/devcluster build [--with-kyverno]          only build the cached binaries
+//	go run ./tools/devcluster build [--with-kyverno] [--with-node]          only build the cached binaries
 //
 // D defaults to .devcluster at the repository root. See internal/testkit/devcluster for the Go API.
 package main
@@ -28,11 +28,13 @@ import (
 const usage = `usage: devcluster <command> [flags]
 
 commands:
-  up [--with-kyverno] [--dir D] [--timeout T]  start a cluster in D and wait until it is ready
-  down [--dir D]                               stop the cluster in D and remove D
-  env [--dir D]                                print 'export KUBECONFIG=D/admin.kubeconfig'
-  status [--dir D]                             list the components running from D
-  build [--with-kyverno]                       build the binaries into bin/devcluster only
+  up [--with-kyverno] [--with-node] [--dir D] [--timeout T]  start a cluster in D and wait until it is ready
+  down [--dir D]                                             stop the cluster in D, remove D, restore the host
+  env [--dir D]                                              print 'export KUBECONFIG=D/admin.kubeconfig'
+  status [--dir D]                                           list the components running from D
+  build [--with-kyverno] [--with-node]                       build the binaries into bin/devcluster only
+
+--with-node runs a node (containerd, kubelet, kube-proxy, kube-scheduler, cluster DNS): root on Linux only.
 
 D defaults to <repository root>/.devcluster.
 `
@@ -55,10 +57,11 @@ func main() {
 func run(command string, args []string) error {
 	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	dir := fs.String("dir", "", "data directory (default <repository root>/.devcluster)")
-	withKyverno := false
+	withKyverno, withNode := false, false
 	timeout := 3 * time.Minute
 	if command == "up" || command == "build" {
 		fs.BoolVar(&withKyverno, "with-kyverno", false, "also install and run Kyverno's admission and background controllers")
+		fs.BoolVar(&withNode, "with-node", false, "also run a node, so Pods run (root on Linux)")
 	}
 	if command == "up" {
 		fs.DurationVar(&timeout, "timeout", timeout, "how long to wait for readiness once the binaries exist")
@@ -91,7 +94,7 @@ func run(command string, args []string) error {
 			fmt.Fprintf(os.Stderr, "devcluster: replacing the cluster running from %s (%s)\n", *dir, strings.Join(running, ", "))
 		}
 		c, err := devcluster.Start(ctx, devcluster.Options{
-			Dir: *dir, RepoRoot: root, WithKyverno: withKyverno, Timeout: timeout, Detach: true,
+			Dir: *dir, RepoRoot: root, WithKyverno: withKyverno, WithNode: withNode, Timeout: timeout, Detach: true,
 		})
 		if err != nil {
 			return err
@@ -119,7 +122,7 @@ func run(command string, args []string) error {
 		}
 		return nil
 	case "build":
-		return devcluster.Build(ctx, devcluster.Options{RepoRoot: root, WithKyverno: withKyverno})
+		return devcluster.Build(ctx, devcluster.Options{RepoRoot: root, WithKyverno: withKyverno, WithNode: withNode})
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		return fmt.Errorf("unknown command %q", command)

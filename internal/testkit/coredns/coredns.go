@@ -14,7 +14,7 @@ import (
 
 // Build returns the path of the CoreDNS binary, building it on first use.
 func Build(ctx context.Context) (string, error) {
-	return devcluster.BuildTool(ctx, "coredns", "coredns", "github.com/coredns/coredns", "github.com/coredns/coredns", nil)
+	return devcluster.BuildCoreDNS(ctx, nil)
 }
 
 // Server is a running CoreDNS.

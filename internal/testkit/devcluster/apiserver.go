@@ -3,14 +3,31 @@ package devcluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 )
 
 // serviceCIDR is --service-cluster-ip-range; nothing routes to it, but Services need addresses.
 const serviceCIDR = "10.96.0.0/16"
 
-func (c *Cluster) apiserverProcess() *process {
-	return &process{
+// apiserverHost is the address the API server serves on: loopback, or with a node the node's address, because the
+// API server publishes it as the `kubernetes` Service's endpoint and refuses a loopback one there.
+func (c *Cluster) apiserverHost() string {
+	if c.opts.WithNode {
+		return nodeIP
+	}
+	return "127.0.0.1"
+}
+
+func (c *Cluster) apiserverIPs() []net.IP {
+	if c.opts.WithNode {
+		return []net.IP{net.ParseIP(nodeIP)}
+	}
+	return nil
+}
+
+func (c *Cluster) apiserverProcess() (*process, error) {
+	p := &process{
 		name:    ComponentAPIServer,
 		bin:     c.bins[binAPIServer.file],
 		dataDir: c.dir,
@@ -21,13 +38,12 @@ func (c *Cluster) apiserverProcess() *process {
 		args: []string{
 			fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", c.ports.etcdClient),
 			fmt.Sprintf("--secure-port=%d", c.ports.apiserver),
-			"--bind-address=127.0.0.1",
-			"--advertise-address=127.0.0.1",
+			"--bind-address=" + c.apiserverHost(),
+			"--advertise-address=" + c.apiserverHost(),
 			"--tls-cert-file=" + c.pki.servingCert,
 			"--tls-private-key-file=" + c.pki.servingKey,
 			"--client-ca-file=" + c.pki.caCert,
 			"--token-auth-file=" + c.pki.tokenFile,
-			"--authorization-mode=RBAC",
 			"--service-account-issuer=https://kubernetes.default.svc",
 			"--service-account-key-file=" + c.pki.saPub,
 			"--service-account-signing-key-file=" + c.pki.saKey,
@@ -37,6 +53,24 @@ func (c *Cluster) apiserverProcess() *process {
 			"--profiling=false",
 		},
 	}
+	if c.node == nil {
+		p.args = append(p.args, "--authorization-mode=RBAC")
+		return p, nil
+	}
+	// The kubelet is system:node:<name>: the Node authorizer and NodeRestriction limit it to its own node and Pods.
+	client, err := c.pki.issue("apiserver-kubelet-client", apiserverKubeletUser, nil, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.args = append(p.args,
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		"--kubelet-client-certificate="+client.cert,
+		"--kubelet-client-key="+client.key,
+		"--kubelet-certificate-authority="+c.pki.caCert,
+		"--kubelet-preferred-address-types=InternalIP",
+	)
+	return p, nil
 }
 
 func (c *Cluster) apiserverReady(ctx context.Context) (bool, error) {

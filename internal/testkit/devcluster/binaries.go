@@ -39,6 +39,21 @@ var (
 		file: "kube-controller-manager", module: "kubernetes", versionModule: "k8s.io/kubernetes",
 		pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", ldflags: kubeVersionLDFlags,
 	}
+	binKubelet = binarySpec{
+		file: "kubelet", module: "kubernetes", versionModule: "k8s.io/kubernetes",
+		pkg: "k8s.io/kubernetes/cmd/kubelet", ldflags: kubeVersionLDFlags,
+	}
+	binKubeProxy = binarySpec{
+		file: "kube-proxy", module: "kubernetes", versionModule: "k8s.io/kubernetes",
+		pkg: "k8s.io/kubernetes/cmd/kube-proxy", ldflags: kubeVersionLDFlags,
+	}
+	binScheduler = binarySpec{
+		file: "kube-scheduler", module: "kubernetes", versionModule: "k8s.io/kubernetes",
+		pkg: "k8s.io/kubernetes/cmd/kube-scheduler", ldflags: kubeVersionLDFlags,
+	}
+	binCoreDNS = binarySpec{
+		file: "coredns", module: "coredns", versionModule: "github.com/coredns/coredns", pkg: "github.com/coredns/coredns",
+	}
 	binKyverno = binarySpec{
 		file: "kyverno", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/kyverno", ldflags: kyvernoVersionLDFlags,
@@ -161,13 +176,16 @@ func Build(ctx context.Context, opts Options) error {
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr
 	}
-	_, err := binaries(ctx, opts.RepoRoot, opts.BinDir, opts.Progress, binarySpecs(opts.WithKyverno)...)
+	_, err := binaries(ctx, opts.RepoRoot, opts.BinDir, opts.Progress, binarySpecs(opts)...)
 	return err
 }
 
-func binarySpecs(withKyverno bool) []binarySpec {
+func binarySpecs(opts Options) []binarySpec {
 	specs := []binarySpec{binEtcd, binAPIServer, binControllerManager}
-	if withKyverno {
+	if opts.WithNode {
+		specs = append(specs, binCoreDNS, binScheduler, binKubelet, binKubeProxy)
+	}
+	if opts.WithKyverno {
 		specs = append(specs, binKyverno, binKyvernoBackground)
 	}
 	return specs

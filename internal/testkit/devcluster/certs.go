@@ -27,13 +27,66 @@ type pki struct {
 	tokenFile               string
 	adminToken              string
 	controllerMgrToken      string
+	// Identities of the node's components, which the bootstrap RBAC policy (or, for cluster DNS, nodeRBAC)
+	// grants their rights to.
+	schedulerToken, proxyToken, dnsToken string
+
+	dir string
+	ca  *x509.Certificate
+	key *ecdsa.PrivateKey
 }
+
+// certFiles is a certificate and its key on disk.
+type certFiles struct{ cert, key string }
+
+// issue writes a certificate signed by the cluster CA: a client certificate when ips and dnsNames are empty (CN is
+// the user, orgs the groups, as the API server and the kubelet read them), else a serving certificate.
+func (p *pki) issue(name, cn string, orgs []string, ips []net.IP, dnsNames []string) (certFiles, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return certFiles{}, err
+	}
+	usage := x509.ExtKeyUsageClientAuth
+	if len(ips) > 0 || len(dnsNames) > 0 {
+		usage = x509.ExtKeyUsageServerAuth
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(1, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		IPAddresses:  ips,
+		DNSNames:     dnsNames,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.key)
+	if err != nil {
+		return certFiles{}, err
+	}
+	f := certFiles{cert: filepath.Join(p.dir, name+".crt"), key: filepath.Join(p.dir, name+".key")}
+	if err := os.WriteFile(f.cert, pemBlock("CERTIFICATE", der), 0o644); err != nil {
+		return certFiles{}, err
+	}
+	return f, os.WriteFile(f.key, pkcs8PEM(key), 0o600)
+}
+
+// Users of the components that authenticate with static tokens.
+const (
+	userControllerManager = "system:kube-controller-manager"
+	userScheduler         = "system:kube-scheduler"
+	userProxy             = "system:kube-proxy"
+	userDNS               = "system:devcluster:coredns"
+)
 
 // serviceIP is the first address of --service-cluster-ip-range: the apiserver gives it to the `kubernetes`
 // Service, and in-cluster clients would dial it.
 const serviceIP = "10.96.0.1"
 
-func generatePKI(dir string) (*pki, error) {
+// generatePKI creates the cluster's CA, the API server's serving certificate (valid for 127.0.0.1, the
+// `kubernetes` Service's address and apiserverIPs), the service-account key pair and the static tokens.
+func generatePKI(dir string, apiserverIPs ...net.IP) (*pki, error) {
 	p := &pki{
 		caCert:      filepath.Join(dir, "ca.crt"),
 		caKey:       filepath.Join(dir, "ca.key"),
@@ -42,6 +95,7 @@ func generatePKI(dir string) (*pki, error) {
 		saKey:       filepath.Join(dir, "sa.key"),
 		saPub:       filepath.Join(dir, "sa.pub"),
 		tokenFile:   filepath.Join(dir, "tokens.csv"),
+		dir:         dir,
 	}
 	now := time.Now()
 
@@ -66,6 +120,7 @@ func generatePKI(dir string) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.ca, p.key = ca, caKey
 
 	servingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -78,7 +133,7 @@ func generatePKI(dir string) (*pki, error) {
 		NotAfter:     now.AddDate(10, 0, 0),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)},
+		IPAddresses:  append([]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)}, apiserverIPs...),
 		DNSNames: []string{
 			"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local",
@@ -97,10 +152,19 @@ func generatePKI(dir string) (*pki, error) {
 
 	p.adminToken = randomToken()
 	p.controllerMgrToken = randomToken()
-	// Static tokens: user,uid,"groups". kube-controller-manager gets the identity that the bootstrap RBAC
-	// policy grants its permissions to, so it runs with the same rights as in a kubeadm cluster.
-	tokens := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n%s,system:kube-controller-manager,system:kube-controller-manager\n",
-		p.adminToken, p.controllerMgrToken)
+	p.schedulerToken, p.proxyToken, p.dnsToken = randomToken(), randomToken(), randomToken()
+	// Static tokens: user,uid,"groups". kube-controller-manager, kube-scheduler and kube-proxy get the identities
+	// that the bootstrap RBAC policy grants their permissions to, so they run with the same rights as in a kubeadm
+	// cluster.
+	tokens := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n", p.adminToken)
+	for _, t := range []struct{ token, user string }{
+		{p.controllerMgrToken, userControllerManager},
+		{p.schedulerToken, userScheduler},
+		{p.proxyToken, userProxy},
+		{p.dnsToken, userDNS},
+	} {
+		tokens += fmt.Sprintf("%s,%s,%s\n", t.token, t.user, t.user)
+	}
 
 	files := []struct {
 		path string

@@ -1,7 +1,8 @@
 // Package devcluster runs a real Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) and,
-// optionally, Kyverno's admission and background controllers as local processes on loopback ports. There is
-// no kubelet: Pods are stored but never run. Tests get the behaviour of the real API server (validation,
-// RBAC, admission webhooks, garbage collection, namespace deletion) without Docker.
+// optionally, Kyverno's admission and background controllers as local processes on loopback ports. Tests get the
+// behaviour of the real API server (validation, RBAC, admission webhooks, garbage collection, namespace deletion)
+// without Docker. Without a node, Pods are stored but never run; WithNode adds one (containerd, kubelet, kube-proxy,
+// kube-scheduler and cluster DNS, as root on Linux) on links of its own, and puts the host back as it found it.
 //
 // The binaries are built from the pinned modules in tools/devcluster/binaries on first use and cached in
 // bin/devcluster; see tools/devcluster for the command line.
@@ -37,7 +38,9 @@ const (
 // startOrder is also the reverse of the stop order: Kyverno goes before the API server it talks to, and
 // etcd last so the API server does not spend its shutdown retrying storage.
 var startOrder = []string{
-	ComponentEtcd, ComponentAPIServer, ComponentControllerManager, ComponentKyverno, ComponentKyvernoBackground,
+	ComponentEtcd, ComponentAPIServer, ComponentControllerManager,
+	ComponentContainerd, ComponentClusterDNS, ComponentScheduler, ComponentKubelet, ComponentKubeProxy,
+	ComponentKyverno, ComponentKyvernoBackground,
 }
 
 // Options configures Start.
@@ -52,6 +55,9 @@ type Options struct {
 	BinDir string
 	// WithKyverno installs Kyverno's CRDs and RBAC and runs its admission and background controllers.
 	WithKyverno bool
+	// WithNode runs a node (see the package comment): Pods run, Services route, PVCs bind. Needs root on Linux and
+	// the Debian packages of `make debian-packages`; one node per machine.
+	WithNode bool
 	// KyvernoArgs are flags given to both Kyverno controllers after the chart's, replacing those of the same name.
 	KyvernoArgs []string
 	// Progress receives build and start-up messages. Default: os.Stderr. Use io.Discard to silence.
@@ -78,9 +84,12 @@ type Cluster struct {
 	kube       kubernetes.Interface
 
 	kyverno *kyvernoInstall
+	node    *node
 
 	mu    sync.Mutex
 	procs map[string]*process
+
+	nodeReadyIn time.Duration
 }
 
 type ports struct {
@@ -115,7 +124,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		opts.Timeout = 3 * time.Minute
 	}
 
-	bins, err := binaries(ctx, opts.RepoRoot, opts.BinDir, opts.Progress, binarySpecs(opts.WithKyverno)...)
+	bins, err := binaries(ctx, opts.RepoRoot, opts.BinDir, opts.Progress, binarySpecs(opts)...)
 	if err != nil {
 		return nil, err
 	}
@@ -153,27 +162,36 @@ func (c *Cluster) start(ctx context.Context) error {
 		etcdClient: p[0], etcdPeer: p[1], apiserver: p[2],
 		kyvernoWebhook: p[3], kyvernoMetrics: p[4], backgroundMetrics: p[5],
 	}
-	if c.pki, err = generatePKI(c.dir); err != nil {
+	if c.opts.WithNode {
+		if err := c.prepareNode(); err != nil {
+			return err
+		}
+	}
+	if c.pki, err = generatePKI(c.dir, c.apiserverIPs()...); err != nil {
 		return fmt.Errorf("generating certificates: %w", err)
 	}
 	if c.caPEM, err = os.ReadFile(c.pki.caCert); err != nil {
 		return err
 	}
-	c.server = fmt.Sprintf("https://127.0.0.1:%d", c.ports.apiserver)
+	c.server = fmt.Sprintf("https://%s:%d", c.apiserverHost(), c.ports.apiserver)
 	c.kubeconfig = filepath.Join(c.dir, "admin.kubeconfig")
 	c.rest = restConfig(c.server, c.caPEM, c.pki.adminToken)
 	if c.kube, err = kubernetes.NewForConfig(c.internalConfig()); err != nil {
 		return err
 	}
 	if err := writeKubeconfig(filepath.Join(c.dir, "kube-controller-manager.kubeconfig"), c.server, c.caPEM,
-		"system:kube-controller-manager", c.pki.controllerMgrToken); err != nil {
+		userControllerManager, c.pki.controllerMgrToken); err != nil {
 		return err
 	}
 
 	if err := c.run(ctx, c.etcdProcess(), c.etcdReady); err != nil {
 		return err
 	}
-	if err := c.run(ctx, c.apiserverProcess(), c.apiserverReady); err != nil {
+	apiserver, err := c.apiserverProcess()
+	if err != nil {
+		return err
+	}
+	if err := c.run(ctx, apiserver, c.apiserverReady); err != nil {
 		return err
 	}
 	if err := c.run(ctx, c.controllerManagerProcess(), c.controllerManagerReady); err != nil {
@@ -184,6 +202,15 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	c.progressf("control plane ready at %s in %s", c.server, time.Since(begin).Round(100*time.Millisecond))
+
+	if c.opts.WithNode {
+		nodeBegin := time.Now()
+		if err := c.startNode(ctx); err != nil {
+			return err
+		}
+		c.nodeReadyIn = time.Since(nodeBegin)
+		c.progressf("node %s ready in %s", NodeName, c.nodeReadyIn.Round(100*time.Millisecond))
+	}
 
 	if c.opts.WithKyverno {
 		kyvernoBegin := time.Now()
@@ -331,7 +358,18 @@ func (c *Cluster) StartComponent(ctx context.Context, component string) error {
 		ComponentControllerManager: c.controllerManagerRestarted,
 		ComponentKyverno:           c.kyvernoAdmissionRestarted,
 		ComponentKyvernoBackground: c.kyvernoBackgroundReady,
+		ComponentContainerd:        c.containerdReady,
+		ComponentClusterDNS:        c.clusterDNSReady,
+		ComponentKubelet:           c.nodeReady,
 	}[component]
+	if c.node != nil {
+		switch component {
+		case ComponentScheduler:
+			ready = c.healthz(c.node.ports.scheduler, true)
+		case ComponentKubeProxy:
+			ready = c.healthz(c.node.ports.proxyHealthz, false)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	if err := p.start(); err != nil {
@@ -352,6 +390,15 @@ func (c *Cluster) Stop() error {
 }
 
 func (c *Cluster) stopAll() error {
+	var errs []error
+	if c.node != nil && c.kube != nil {
+		errs = append(errs, drainNode(c.kube, func(name string) error {
+			if p := c.process(name); p != nil {
+				return p.stop()
+			}
+			return nil
+		}))
+	}
 	c.mu.Lock()
 	var procs []*process
 	for _, name := range slices.Backward(startOrder) {
@@ -360,9 +407,11 @@ func (c *Cluster) stopAll() error {
 		}
 	}
 	c.mu.Unlock()
-	var errs []error
 	for _, p := range stopGroups(procs) {
 		errs = append(errs, stopParallel(p))
+	}
+	if c.node != nil && c.node.before != nil {
+		errs = append(errs, cleanupNode(c.dir, c.node.before))
 	}
 	return errors.Join(errs...)
 }
@@ -409,6 +458,12 @@ func Down(dir string) error {
 	if err := checkClusterDir(dir); err != nil {
 		return err
 	}
+	before, nodeErr := loadHostState(newNodePaths(dir).hostBefore)
+	if nodeErr == nil {
+		if err := drainNodeFromDir(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "devcluster: stopping the node's Pods: %v\n", err)
+		}
+	}
 	pidFiles, _ := filepath.Glob(filepath.Join(dir, "pids", "*.pid"))
 	byName := map[string]string{}
 	for _, f := range pidFiles {
@@ -446,6 +501,9 @@ func Down(dir string) error {
 		flush()
 	}
 	flush()
+	if nodeErr == nil {
+		errs = append(errs, cleanupNode(dir, before))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

@@ -10,6 +10,13 @@ import (
 )
 
 func (c *Cluster) controllerManagerProcess() *process {
+	// Controllers for nodes, volumes and pod networking have nothing to act on without a node; with one, the node
+	// lifecycle controller removes the kubelet's not-ready taint and the volume controllers bind PVCs. Node IPAM
+	// stays off: the CNI configuration holds the Pods' range.
+	controllers := "--controllers=*,-nodeipam,-nodelifecycle,-attachdetach,-persistentvolume-binder"
+	if c.opts.WithNode {
+		controllers = "--controllers=*,-nodeipam"
+	}
 	return &process{
 		name:    ComponentControllerManager,
 		bin:     c.bins[binControllerManager.file],
@@ -23,8 +30,7 @@ func (c *Cluster) controllerManagerProcess() *process {
 			"--use-service-account-credentials=true",
 			"--secure-port=0",
 			"--leader-elect=false",
-			// Controllers for nodes, volumes and pod networking have nothing to act on without a kubelet.
-			"--controllers=*,-nodeipam,-nodelifecycle,-attachdetach,-persistentvolume-binder",
+			controllers,
 			"--profiling=false",
 		},
 	}

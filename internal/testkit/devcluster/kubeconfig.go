@@ -22,6 +22,19 @@ func writeKubeconfig(path, server string, caPEM []byte, user, token string) erro
 	return os.Chmod(path, 0o600)
 }
 
+// writeCertKubeconfig writes a kubeconfig that authenticates with a client certificate, as the kubelet does.
+func writeCertKubeconfig(path, server string, caPEM []byte, user string, cert certFiles) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["devcluster"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert.cert, ClientKey: cert.key}
+	cfg.Contexts["devcluster"] = &clientcmdapi.Context{Cluster: "devcluster", AuthInfo: user}
+	cfg.CurrentContext = "devcluster"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
+}
+
 func restConfig(server string, caPEM []byte, token string) *rest.Config {
 	return &rest.Config{
 		Host:            server,

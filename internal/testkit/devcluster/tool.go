@@ -13,6 +13,15 @@ import (
 // bin/devcluster/<file>-<version of versionModule>, as the control plane's own binaries are, for tests that run
 // other real components next to a cluster (CoreDNS, MetalLB's controller, ...). It returns the binary's path.
 func BuildTool(ctx context.Context, file, module, versionModule, pkg string, progress io.Writer) (string, error) {
+	return buildSpec(ctx, binarySpec{file: file, module: module, versionModule: versionModule, pkg: pkg}, progress)
+}
+
+// BuildCoreDNS builds (or finds cached) the CoreDNS that a node runs as cluster DNS and the apps-ingress tests run.
+func BuildCoreDNS(ctx context.Context, progress io.Writer) (string, error) {
+	return buildSpec(ctx, binCoreDNS, progress)
+}
+
+func buildSpec(ctx context.Context, spec binarySpec, progress io.Writer) (string, error) {
 	root, err := repo.Root()
 	if err != nil {
 		return "", err
@@ -20,10 +29,9 @@ func BuildTool(ctx context.Context, file, module, versionModule, pkg string, pro
 	if progress == nil {
 		progress = os.Stderr
 	}
-	spec := binarySpec{file: file, module: module, versionModule: versionModule, pkg: pkg}
 	paths, err := binaries(ctx, root, filepath.Join(root, "bin", "devcluster"), progress, spec)
 	if err != nil {
 		return "", err
 	}
-	return paths[file], nil
+	return paths[spec.file], nil
 }

@@ -1,0 +1,274 @@
+package devcluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Node components, in start order after the control plane.
+const (
+	ComponentContainerd = "containerd"
+	ComponentClusterDNS = "coredns"
+	ComponentScheduler  = "kube-scheduler"
+	ComponentKubelet    = "kubelet"
+	ComponentKubeProxy  = "kube-proxy"
+)
+
+// node is the state of the cluster's node while it runs.
+type node struct {
+	paths  nodePaths
+	before *HostState
+	ports  struct{ kubelet, kubeletHealthz, proxyHealthz, proxyMetrics, scheduler int }
+}
+
+// prepareNode claims the machine's one node, records the host's state and creates the node's link, before the
+// API server starts: it serves on the node's address, which Pods can reach.
+func (c *Cluster) prepareNode() error {
+	if err := nodePrerequisites(); err != nil {
+		return err
+	}
+	if err := claimNode(c.dir); err != nil {
+		return err
+	}
+	n := &node{paths: newNodePaths(c.dir)}
+	c.node = n
+	for _, d := range []string{n.paths.root, n.paths.cniConf, n.paths.cniIPAM, n.paths.kubeletRoot, n.paths.images, n.paths.volumes} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	var err error
+	if n.before, err = CaptureHost(); err != nil {
+		return fmt.Errorf("recording the host's state: %w", err)
+	}
+	if err := n.before.save(n.paths.hostBefore); err != nil {
+		return err
+	}
+	p, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	n.ports.kubelet, n.ports.kubeletHealthz, n.ports.proxyHealthz, n.ports.proxyMetrics, n.ports.scheduler = p[0], p[1], p[2], p[3], p[4]
+	for _, args := range [][]string{
+		{"link", "add", nodeLink, "type", "bridge"},
+		{"addr", "add", nodeIP + "/32", "dev", nodeLink},
+		{"link", "set", nodeLink, "up"},
+		{"route", "add", serviceCIDR, "dev", nodeLink},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	// Pods reach the node, Services and each other; a packet from the Pods' bridge to anywhere else is dropped,
+	// so no Pod's traffic leaves the machine.
+	for _, rule := range [][]string{
+		{"-N", "DEVCLUSTER-NODE"},
+		{"-A", "DEVCLUSTER-NODE", "-i", podBridge, "!", "-o", podBridge, "-j", "DROP"},
+		{"-I", "FORWARD", "-j", "DEVCLUSTER-NODE"},
+	} {
+		if out, err := exec.Command("iptables", rule...).CombinedOutput(); err != nil {
+			return fmt.Errorf("iptables %s: %v: %s", strings.Join(rule, " "), err, out)
+		}
+	}
+	return nil
+}
+
+// nodePrerequisites explains what a node needs that this machine lacks.
+func nodePrerequisites() error {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		return errors.New("devcluster: a node needs root on Linux (it creates links, iptables rules, mounts and cgroups)")
+	}
+	var missing []string
+	for _, cmd := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "iptables", "conntrack", "ip"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			missing = append(missing, cmd)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cniBinDir, "bridge")); err != nil {
+		missing = append(missing, cniBinDir+"/bridge")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("devcluster: a node needs %s: run `make debian-packages` as root", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// claimNode records dir as the owner of this machine's node. A node whose processes are gone (a test binary that
+// was killed) is cleaned up first; a running one is refused.
+func claimNode(dir string) error {
+	if b, err := os.ReadFile(nodeOwnerFile); err == nil {
+		owner := strings.TrimSpace(string(b))
+		if owner != dir && nodeRunning(owner) {
+			return fmt.Errorf("devcluster: a node already runs on this machine, from %s; one node per machine: stop it with `go run ./tools/devcluster down --dir %s`", owner, owner)
+		}
+		if owner != dir {
+			if err := Down(owner); err != nil {
+				return fmt.Errorf("devcluster: cleaning up the node left by %s: %w", owner, err)
+			}
+		}
+	}
+	return os.WriteFile(nodeOwnerFile, []byte(dir+"\n"), 0o644)
+}
+
+func nodeRunning(dir string) bool {
+	for _, name := range []string{ComponentContainerd, ComponentKubelet} {
+		b, err := os.ReadFile(pidPath(dir, name))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && alive(pid) && ownedBy(pid, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// startNode starts containerd, cluster DNS, the scheduler, the kubelet and kube-proxy, and returns once the node is
+// Ready without taints, Service rules are in place and cluster DNS answers.
+func (c *Cluster) startNode(ctx context.Context) error {
+	n := c.node
+	if err := c.writeNodeFiles(); err != nil {
+		return err
+	}
+	if err := c.applyNodeRBAC(ctx); err != nil {
+		return err
+	}
+	if err := c.run(ctx, c.nodeProcess(ComponentContainerd, "containerd", "--config", n.paths.containerdConfig), c.containerdReady); err != nil {
+		return err
+	}
+	if err := c.buildLocalImages(ctx); err != nil {
+		return err
+	}
+	if err := c.run(ctx, c.nodeProcess(ComponentClusterDNS, c.bins[binCoreDNS.file], "-conf", n.paths.corefile), c.clusterDNSReady); err != nil {
+		return err
+	}
+	if err := c.run(ctx, c.nodeProcess(ComponentScheduler, c.bins[binScheduler.file],
+		"--kubeconfig="+n.paths.schedulerKubeconfig, "--authentication-kubeconfig="+n.paths.schedulerKubeconfig,
+		"--authorization-kubeconfig="+n.paths.schedulerKubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", n.ports.scheduler), "--profiling=false",
+	), c.healthz(n.ports.scheduler, true)); err != nil {
+		return err
+	}
+	if err := c.run(ctx, c.nodeProcess(ComponentKubelet, c.bins[binKubelet.file],
+		"--config="+n.paths.kubeletConfig, "--kubeconfig="+n.paths.kubeletKubeconfig, "--root-dir="+n.paths.kubeletRoot,
+		"--node-ip="+nodeIP, "--hostname-override="+NodeName, "--cert-dir="+filepath.Join(n.paths.kubeletRoot, "pki"),
+	), c.nodeReady); err != nil {
+		return err
+	}
+	if err := c.run(ctx, c.nodeProcess(ComponentKubeProxy, c.bins[binKubeProxy.file], "--config="+n.paths.proxyConfig),
+		c.healthz(n.ports.proxyHealthz, false)); err != nil {
+		return err
+	}
+	return c.createLocalVolumes(ctx)
+}
+
+func (c *Cluster) nodeProcess(name, bin string, args ...string) *process {
+	return &process{name: name, bin: bin, args: args, dataDir: c.dir}
+}
+
+// writeNodeFiles writes the configuration, certificates and kubeconfigs of the node's components.
+func (c *Cluster) writeNodeFiles() error {
+	n := c.node
+	ip := net.ParseIP(nodeIP)
+	kubeletServing, err := c.pki.issue("kubelet-serving", NodeName, nil, []net.IP{ip}, []string{NodeName})
+	if err != nil {
+		return err
+	}
+	// The kubelet's identity in the Node authorizer and NodeRestriction: system:node:<name> in system:nodes.
+	kubeletClient, err := c.pki.issue("kubelet-client", "system:node:"+NodeName, []string{"system:nodes"}, nil, nil)
+	if err != nil {
+		return err
+	}
+	conflist, err := json.MarshalIndent(cniConfig(n.paths), "", "  ")
+	if err != nil {
+		return err
+	}
+	writes := []error{
+		os.WriteFile(n.paths.containerdConfig, []byte(containerdConfig(n.paths)), 0o600),
+		os.WriteFile(filepath.Join(n.paths.cniConf, "10-devcluster.conflist"), conflist, 0o600),
+		writeYAML(n.paths.kubeletConfig, kubeletConfig(n.paths, c.pki.caCert, kubeletServing, n.ports.kubelet, n.ports.kubeletHealthz)),
+		writeYAML(n.paths.proxyConfig, proxyConfig(n.paths, n.ports.proxyHealthz, n.ports.proxyMetrics)),
+		os.WriteFile(n.paths.corefile, []byte(corefile(n.paths, c.server)), 0o600),
+		writeCertKubeconfig(n.paths.kubeletKubeconfig, c.server, c.caPEM, "system:node:"+NodeName, kubeletClient),
+		writeKubeconfig(n.paths.proxyKubeconfig, c.server, c.caPEM, userProxy, c.pki.proxyToken),
+		writeKubeconfig(n.paths.schedulerKubeconfig, c.server, c.caPEM, userScheduler, c.pki.schedulerToken),
+		writeKubeconfig(n.paths.dnsKubeconfig, c.server, c.caPEM, userDNS, c.pki.dnsToken),
+	}
+	return errors.Join(writes...)
+}
+
+func (c *Cluster) containerdReady(ctx context.Context) (bool, error) {
+	if _, err := os.Stat(c.node.paths.containerdSock); err != nil {
+		return false, nil
+	}
+	out, err := c.ctr(ctx, nil, "version")
+	if err != nil {
+		return false, fmt.Errorf("ctr version: %w: %s", err, out)
+	}
+	return true, nil
+}
+
+// ctr runs containerd's CLI against the node's containerd, in the CRI's namespace.
+func (c *Cluster) ctr(ctx context.Context, stdin *os.File, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", c.node.paths.containerdSock, "--namespace", "k8s.io"}, args...)...)
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	return cmd.CombinedOutput()
+}
+
+func (c *Cluster) clusterDNSReady(ctx context.Context) (bool, error) {
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort(nodeIP, "53"))
+	}}
+	addrs, err := r.LookupHost(ctx, "kubernetes.default.svc."+clusterDomain)
+	if err != nil {
+		return false, err
+	}
+	return len(addrs) == 1 && addrs[0] == serviceIP, nil
+}
+
+// nodeReady is the node registered, Ready, and without the taints the node lifecycle controller removes once it is.
+func (c *Cluster) nodeReady(ctx context.Context) (bool, error) {
+	node, err := c.kube.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if len(node.Spec.Taints) > 0 {
+		return false, fmt.Errorf("node has taints %v", node.Spec.Taints)
+	}
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue, fmt.Errorf("node Ready=%s: %s", cond.Status, cond.Message)
+		}
+	}
+	return false, nil
+}
+
+// healthz polls a component's /healthz on loopback (HTTPS with its self-signed certificate, or HTTP).
+func (c *Cluster) healthz(port int, https bool) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		return probeHealthz(ctx, port, https)
+	}
+}
+
+// NodeReadyIn is how long the node took from containerd's start to Ready with its Service rules and cluster DNS
+// in place; zero without a node.
+func (c *Cluster) NodeReadyIn() time.Duration { return c.nodeReadyIn }

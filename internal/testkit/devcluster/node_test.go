@@ -1,0 +1,284 @@
+//go:build node
+
+package devcluster_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+)
+
+// The node tier: go test -tags node (make node-test, part of make test; root on Linux). One node per machine, so
+// these tests share one cluster, and the host is compared before and after.
+var cluster *devcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithNode(m))
+}
+
+func runWithNode(m *testing.M) int {
+	before, err := devcluster.CaptureHost()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "devcluster-node-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	begin := time.Now()
+	cluster, err = devcluster.Start(ctx, devcluster.Options{Dir: dir, WithNode: true, Timeout: 5 * time.Minute})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "cluster with a node up in %s (node Ready in %s)\n", time.Since(begin).Round(100*time.Millisecond),
+		cluster.NodeReadyIn().Round(100*time.Millisecond))
+
+	// The comparison must see what a running node changes, or its silence after Stop proves nothing.
+	during, err := devcluster.CaptureHost()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	changes := before.Diff(during)
+	if !slices.Contains(changes, "link added: vi-node0") {
+		fmt.Fprintf(os.Stderr, "FAIL: the host comparison does not see the running node's link:\n  %s\n", strings.Join(changes, "\n  "))
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "the running node changed %d things on the host, e.g.:\n  %s\n", len(changes), strings.Join(sample(changes), "\n  "))
+
+	code := m.Run()
+
+	if err := cluster.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		return 1
+	}
+	after, err := devcluster.CaptureHost()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// Stop fails by itself when the host differs; this compares independently of the node's own record.
+	if d := before.Diff(after); len(d) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the node left the host changed:\n  %s\n", strings.Join(d, "\n  "))
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "host left as found: sysctls, iptables rules, links, routes, mounts, paths and cgroups")
+	return code
+}
+
+// sample is one line of each kind of change.
+func sample(changes []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range changes {
+		kind := strings.Fields(c)[0]
+		if !seen[kind] {
+			seen[kind] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func kube(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	k, err := kubernetes.NewForConfig(cluster.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func namespace(t *testing.T, k kubernetes.Interface) string {
+	t.Helper()
+	ns, err := k.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "node-test-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
+	return ns.Name
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		last = err
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s (last error: %v)", what, timeout, last)
+}
+
+func echoPod(name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name: "echo", Image: devcluster.EchoImage, ImagePullPolicy: corev1.PullNever,
+				Args: []string{"serve"},
+				Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
+				}}},
+				Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
+			}},
+		},
+	}
+}
+
+func waitPodReady(t *testing.T, k kubernetes.Interface, ns, name string) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	eventually(t, 60*time.Second, "Pod "+name+" Ready", func() (bool, error) {
+		var err error
+		if pod, err = k.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("phase %s, conditions %v", pod.Status.Phase, pod.Status.Conditions)
+	})
+	return pod
+}
+
+// Pods run, are probed, log and take exec; a ClusterIP Service answers from the host and, by its DNS name, from
+// another Pod; Pods reach the API server at the `kubernetes` Service.
+func TestPodsServicesAndDNS(t *testing.T) {
+	ctx := context.Background()
+	k := kube(t)
+	ns := namespace(t, k)
+	for _, name := range []string{"server", "client"} {
+		if _, err := k.CoreV1().Pods(ns).Create(ctx, echoPod(name, map[string]string{"app": name}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc, err := k.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "server"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "server"},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPodReady(t, k, ns, "server")
+	waitPodReady(t, k, ns, "client")
+
+	logs, err := k.CoreV1().Pods(ns).GetLogs("server", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(logs), "echo server listening") {
+		t.Errorf("logs of the server Pod: %q, %v", logs, err)
+	}
+
+	var out string
+	eventually(t, 30*time.Second, "the Service from another Pod by its DNS name", func() (bool, error) {
+		out, err = cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "get", "http://server."+ns+".svc.cluster.local/x")
+		return err == nil && strings.Contains(out, "server GET server."+ns+".svc.cluster.local/x"), err
+	})
+	out, err = cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "get", "https://kubernetes.default.svc/readyz")
+	if err != nil || !strings.Contains(out, "200 OK") {
+		t.Errorf("the API server from a Pod through the kubernetes Service: %q, %v", out, err)
+	}
+	out, err = cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "lookup", "example.com")
+	if err == nil {
+		t.Errorf("cluster DNS answered a name outside the cluster (nothing may leave the machine): %q", out)
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	eventually(t, 30*time.Second, "the Service's ClusterIP from the host", func() (bool, error) {
+		resp, err := client.Get("http://" + svc.Spec.ClusterIP + "/host")
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == 200, nil
+	})
+}
+
+// The kubelet is system:node:<name>, limited by the Node authorizer to what its own Pods use.
+func TestKubeletIdentity(t *testing.T) {
+	ctx := context.Background()
+	k := kube(t)
+	ns := namespace(t, k)
+	if _, err := k.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unused"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Dir()+"/node/kubelet.kubeconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubelet, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubelet.CoreV1().Secrets(ns).Get(ctx, "unused", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the kubelet read a Secret no Pod of its node uses: %v", err)
+	}
+	node, err := kubelet.CoreV1().Nodes().Get(ctx, devcluster.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the kubelet cannot read its own Node: %v", err)
+	}
+	node.Labels["node-role.kubernetes.io/control-plane"] = ""
+	if _, err := kubelet.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("NodeRestriction let the kubelet set a node-role label on itself: %v", err)
+	}
+}
+
+// A PVC of the default StorageClass binds: charts with a PVC install unchanged.
+func TestPersistentVolumeClaim(t *testing.T) {
+	ctx := context.Background()
+	k := kube(t)
+	ns := namespace(t, k)
+	_, err := k.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "PVC bound", func() (bool, error) {
+		pvc, err := k.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data", metav1.GetOptions{})
+		return err == nil && pvc.Status.Phase == corev1.ClaimBound, err
+	})
+}
+
+// A second node on the same machine is refused with a message that says which one runs.
+func TestOneNodePerMachine(t *testing.T) {
+	_, err := devcluster.Start(context.Background(), devcluster.Options{Dir: t.TempDir(), WithNode: true, Timeout: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "one node per machine") || !strings.Contains(err.Error(), cluster.Dir()) {
+		t.Fatalf("second node: %v", err)
+	}
+}

@@ -1,0 +1,188 @@
+package devcluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The node's names and addresses. Every address lives on links the node creates (nodeLink for the node, the API
+// server and cluster DNS; podBridge for Pods) in the benchmarking range 198.18.0.0/15, which is never routed off a
+// machine; the Service range is routed to nodeLink, so an address without endpoints goes nowhere either.
+const (
+	NodeName  = "devcluster-node"
+	nodeIP    = "198.18.0.1"
+	nodeLink  = "vi-node0"
+	podBridge = "vi-cni0"
+	podCIDR   = "198.18.1.0/24"
+	// clusterDomain is the kubelet's and cluster DNS's domain.
+	clusterDomain = "cluster.local"
+	// nodeOwnerFile names the data directory of the node running on this machine: one node per machine.
+	nodeOwnerFile = "/run/devcluster-node.owner"
+	// cniBinDir is where Debian's containernetworking-plugins puts the plugins.
+	cniBinDir = "/usr/lib/cni"
+	// pauseImage is the sandbox image built from tools/devcluster/pause.
+	pauseImage = "localhost/devcluster/pause:1"
+	// EchoImage is the test workload built from tools/devcluster/echo (see its command line there); every node
+	// has it, for Pods with imagePullPolicy Never.
+	EchoImage = "localhost/devcluster/echo:1"
+)
+
+// nodePaths are the node's files and directories under the cluster's data directory.
+type nodePaths struct {
+	root, containerdConfig, containerdSock, containerdRoot, containerdState, runcRoot string
+	cniConf, cniIPAM, kubeletRoot, kubeletConfig, kubeletKubeconfig, podLogs          string
+	proxyConfig, proxyKubeconfig, schedulerKubeconfig, dnsKubeconfig, corefile        string
+	images, volumes, hostBefore                                                       string
+}
+
+func newNodePaths(dataDir string) nodePaths {
+	r := filepath.Join(dataDir, "node")
+	j := func(p ...string) string { return filepath.Join(append([]string{r}, p...)...) }
+	return nodePaths{
+		root: r, containerdConfig: j("containerd.toml"), containerdSock: j("containerd", "containerd.sock"),
+		containerdRoot: j("containerd", "root"), containerdState: j("containerd", "state"), runcRoot: j("runc"),
+		cniConf: j("cni", "net.d"), cniIPAM: j("cni", "ipam"), kubeletRoot: j("kubelet"),
+		kubeletConfig: j("kubelet.yaml"), kubeletKubeconfig: j("kubelet.kubeconfig"), podLogs: j("pods"),
+		proxyConfig: j("kube-proxy.yaml"), proxyKubeconfig: j("kube-proxy.kubeconfig"),
+		schedulerKubeconfig: j("kube-scheduler.kubeconfig"), dnsKubeconfig: j("coredns.kubeconfig"),
+		corefile: j("Corefile"), images: j("images"), volumes: j("volumes"), hostBefore: j("host-before.json"),
+	}
+}
+
+// containerdConfig keeps containerd's state, sockets and runc's state under the data directory; the CRI settings
+// are those this kind of machine needs (see restrict_oom_score_adj) and a sandbox image that never pulls.
+func containerdConfig(p nodePaths) string {
+	return fmt.Sprintf(`version = 2
+root = %q
+state = %q
+# Plugins that would use fixed host paths or kernel features this node does not need.
+disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp"]
+
+[grpc]
+  address = %q
+
+[ttrpc]
+  address = %q
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %q
+  # Without CAP_SYS_RESOURCE, runc cannot give the sandbox a negative oom_score_adj and fails to start it.
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = %q
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = %q
+    conf_dir = %q
+`, p.containerdRoot, p.containerdState, p.containerdSock, p.containerdSock+".ttrpc", pauseImage, p.runcRoot, cniBinDir, p.cniConf)
+}
+
+// cniConfig is the Pods' network: a bridge of their own with host-local addresses. No masquerading: Pods reach
+// the node, its Services and each other, and nothing beyond the machine.
+func cniConfig(p nodePaths) map[string]any {
+	return map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       "devcluster",
+		"plugins": []any{
+			map[string]any{
+				"type": "bridge", "bridge": podBridge, "isGateway": true, "ipMasq": false, "hairpinMode": true,
+				"ipam": map[string]any{
+					"type": "host-local", "dataDir": p.cniIPAM,
+					"ranges": []any{[]any{map[string]any{"subnet": podCIDR}}},
+					"routes": []any{map[string]any{"dst": "0.0.0.0/0"}},
+				},
+			},
+			map[string]any{"type": "portmap", "capabilities": map[string]any{"portMappings": true}},
+		},
+	}
+}
+
+// kubeletConfig follows the facts of this kind of machine: cgroup v1 with the cgroupfs driver, no swap checks, and
+// eviction thresholds and image garbage collection that never evict or delete what cannot be pulled again.
+func kubeletConfig(p nodePaths, caCert string, serving certFiles, port, healthzPort int) map[string]any {
+	return map[string]any{
+		"apiVersion": "kubelet.config.k8s.io/v1beta1",
+		"kind":       "KubeletConfiguration",
+		"address":    nodeIP, "port": port, "readOnlyPort": 0,
+		"healthzBindAddress": "127.0.0.1", "healthzPort": healthzPort,
+		"authentication": map[string]any{
+			"anonymous": map[string]any{"enabled": false},
+			"webhook":   map[string]any{"enabled": true},
+			"x509":      map[string]any{"clientCAFile": caCert},
+		},
+		"authorization":            map[string]any{"mode": "Webhook"},
+		"tlsCertFile":              serving.cert,
+		"tlsPrivateKeyFile":        serving.key,
+		"cgroupDriver":             "cgroupfs",
+		"failCgroupV1":             false,
+		"failSwapOn":               false,
+		"containerRuntimeEndpoint": "unix://" + p.containerdSock,
+		"clusterDNS":               []string{nodeIP},
+		"clusterDomain":            clusterDomain,
+		"resolvConf":               "",
+		"podLogsDir":               p.podLogs,
+		"volumePluginDir":          filepath.Join(p.kubeletRoot, "volume-plugins"),
+		"evictionHard": map[string]string{
+			"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%",
+		},
+		"imageGCHighThresholdPercent": 100,
+		"imageGCLowThresholdPercent":  99,
+		"serializeImagePulls":         false,
+		"shutdownGracePeriod":         "0s",
+	}
+}
+
+// proxyConfig keeps kube-proxy's ports on loopback and its NodePorts on the node's own address, and leaves the
+// conntrack sysctls alone (conntrack zeroes mean "do not set").
+func proxyConfig(p nodePaths, healthzPort, metricsPort int) map[string]any {
+	return map[string]any{
+		"apiVersion":         "kubeproxy.config.k8s.io/v1alpha1",
+		"kind":               "KubeProxyConfiguration",
+		"clientConnection":   map[string]any{"kubeconfig": p.proxyKubeconfig},
+		"mode":               "iptables",
+		"clusterCIDR":        podCIDR,
+		"hostnameOverride":   NodeName,
+		"bindAddress":        nodeIP,
+		"healthzBindAddress": fmt.Sprintf("127.0.0.1:%d", healthzPort),
+		"metricsBindAddress": fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		"nodePortAddresses":  []string{nodeIP + "/32"},
+		"iptables":           map[string]any{"localhostNodePorts": false},
+		"conntrack": map[string]any{
+			"maxPerCore": 0, "min": 0, "tcpEstablishedTimeout": "0s", "tcpCloseWaitTimeout": "0s",
+		},
+	}
+}
+
+// corefile is cluster DNS: the kubernetes plugin for the cluster domain, on the node's address. Other names are
+// refused rather than forwarded: nothing leaves the machine.
+func corefile(p nodePaths, server string) string {
+	return fmt.Sprintf(`.:53 {
+    bind %s
+    errors
+    kubernetes %s in-addr.arpa ip6.arpa {
+        endpoint %s
+        kubeconfig %s devcluster
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+}
+`, nodeIP, clusterDomain, server, p.dnsKubeconfig)
+}
+
+// writeYAML writes obj as YAML.
+func writeYAML(path string, obj any) error {
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}

@@ -1,0 +1,132 @@
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// drainTimeout bounds the wait for the kubelet to stop every Pod (each Pod's grace period is cut to drainGrace).
+const (
+	drainTimeout = 90 * time.Second
+	drainGrace   = int64(2)
+)
+
+// drainNode stops what would replace Pods (the controller manager, the scheduler), then deletes every Pod through
+// the API and waits until the kubelet has stopped them all: that is how the CNI plugin is asked to release each
+// Pod's address, veth and rules. stop stops one component by name.
+func drainNode(kube kubernetes.Interface, stop func(component string) error) error {
+	var errs []error
+	for _, name := range []string{ComponentControllerManager, ComponentScheduler} {
+		errs = append(errs, stop(name))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	grace := drainGrace
+	for {
+		pods, err := kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("listing Pods to stop: %w", err))...)
+		}
+		if len(pods.Items) == 0 {
+			return errors.Join(errs...)
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			err := kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+			if err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(append(errs, fmt.Errorf("%d Pods still on the node after %s", len(pods.Items), drainTimeout))...)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// drainNodeFromDir is drainNode for a cluster started by another process, found through its data directory.
+func drainNodeFromDir(dir string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "admin.kubeconfig"))
+	if err != nil {
+		return nil // the control plane never came up: there are no Pods to stop
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return drainNode(kube, func(name string) error {
+		if _, err := os.Stat(pidPath(dir, name)); err != nil {
+			return nil
+		}
+		return stopPidFile(pidPath(dir, name), dir)
+	})
+}
+
+// cleanupNode runs after every component has stopped: it kills what containerd leaves behind (shims, and the
+// processes of containers whose Pods were not deleted), then puts the host back as before recorded it.
+func cleanupNode(dir string, before *HostState) error {
+	var errs []error
+	for _, cg := range cgroupDirs() {
+		if !strings.Contains(cg, "kubepods") || containsString(before.Cgroups, cg) {
+			continue
+		}
+		killCgroup(cg)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(b), "containerd-shim") {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if ownedBy(pid, dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // let the killed processes release their mounts
+	errs = append(errs, restoreHost(before, dir, []string{nodeLink, podBridge}))
+	if b, err := os.ReadFile(nodeOwnerFile); err == nil && strings.TrimSpace(string(b)) == dir {
+		errs = append(errs, os.Remove(nodeOwnerFile))
+	}
+	return errors.Join(errs...)
+}
+
+// killCgroup kills every process in a cgroup and its children.
+func killCgroup(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for _, l := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(l); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		return nil
+	})
+}
+
+func containsString(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}

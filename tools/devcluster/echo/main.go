@@ -1,0 +1,101 @@
+// Command echo is the local cluster's test workload, built into an image by internal/testkit/devcluster (no registry
+// is reachable): an HTTP server that answers who it is, and the client side for `kubectl exec` probes from inside a
+// Pod (no shell or curl in a scratch image).
+//
+//	echo serve [--listen :8080]   answer every request with "<NAME> <method> <host><path>" (NAME: $POD_NAME or the hostname)
+//	echo get URL                  print the status line and body of GET URL (TLS unverified: a probe, not a client)
+//	echo lookup NAME              print NAME's addresses, one per line
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: echo serve [--listen ADDR] | get URL | lookup NAME")
+		os.Exit(2)
+	}
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "serve":
+		err = serve(args)
+	case "get":
+		err = get(args)
+	case "lookup":
+		err = lookup(args)
+	default:
+		err = fmt.Errorf("unknown command %q", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "echo:", err)
+		os.Exit(1)
+	}
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	listen := fs.String("listen", ":8080", "address to listen on")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	name := os.Getenv("POD_NAME")
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	log.Printf("echo %s listening on %s", name, *listen)
+	srv := &http.Server{
+		Addr:              *listen,
+		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "%s %s %s%s\n", name, r.Method, r.Host, r.URL.Path)
+		}),
+	}
+	return srv.ListenAndServe()
+}
+
+func get(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("get takes one URL")
+	}
+	client := &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // a probe of reachability
+	}
+	resp, err := client.Get(args[0])
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s\n%s", resp.Status, body)
+	return nil
+}
+
+func lookup(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("lookup takes one name")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupHost(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		fmt.Println(a)
+	}
+	return nil
+}
