@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -47,6 +49,46 @@ func (h *Release) Install(ctx context.Context, values map[string]any) error {
 	install.CreateNamespace = true
 	_, err := install.RunWithContext(ctx, h.chart, values)
 	return err
+}
+
+// InstallWait is `helm install --wait --timeout`: it returns once every Deployment, StatefulSet, DaemonSet, Pod,
+// PVC and Service of the release is ready (on a cluster with a node), or fails after timeout.
+func (h *Release) InstallWait(ctx context.Context, values map[string]any, timeout time.Duration) error {
+	install := action.NewInstall(h.cfg)
+	install.ReleaseName = h.name
+	install.Namespace = h.namespace
+	install.CreateNamespace = true
+	install.Wait = true
+	install.Timeout = timeout
+	_, err := install.RunWithContext(ctx, h.chart, values)
+	return err
+}
+
+// UpgradeWait is Upgrade with `--wait --timeout`.
+func (h *Release) UpgradeWait(ctx context.Context, values map[string]any, timeout time.Duration) error {
+	upgrade := action.NewUpgrade(h.cfg)
+	upgrade.Namespace = h.namespace
+	upgrade.ResetValues = true
+	upgrade.Wait = true
+	upgrade.Timeout = timeout
+	_, err := upgrade.RunWithContext(ctx, h.name, h.chart, values)
+	return err
+}
+
+// Test runs the release's `helm test` hooks and returns their Pods' logs on failure.
+func (h *Release) Test(ctx context.Context, timeout time.Duration) error {
+	test := action.NewReleaseTesting(h.cfg)
+	test.Namespace = h.namespace
+	test.Timeout = timeout
+	rel, err := test.Run(h.name)
+	if err != nil {
+		var logs strings.Builder
+		if rel != nil {
+			_ = test.GetPodLogs(&logs, rel)
+		}
+		return fmt.Errorf("helm test %s: %w\n%s", h.name, err, logs.String())
+	}
+	return nil
 }
 
 // Upgrade applies values on top of the chart defaults (like `helm upgrade --reset-values -f`), so each call states

@@ -1,0 +1,192 @@
+// Package nodetier is what every product's node tier shares (go test -tags node, make e2e-node): a local cluster
+// with a node, each chart installed from charts/<chart> with `helm install --wait` and its image from `make images`,
+// checks of what the kernel says about the chart's Pods, and the host compared before and after.
+package nodetier
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+)
+
+// InstallTimeout is `helm install --timeout` for every chart of the tier.
+const InstallTimeout = 3 * time.Minute
+
+// Env is the cluster a product's node tier shares.
+type Env struct {
+	Cluster  *devcluster.Cluster
+	Kube     kubernetes.Interface
+	Dyn      dynamic.Interface
+	RepoRoot string
+}
+
+// Main starts a cluster with a node (and Kyverno when withKyverno), runs setup and the tests, stops the cluster and
+// fails unless the host is as it was before. It is a TestMain's body: os.Exit(nodetier.Main(m, "product", ...)).
+func Main(m *testing.M, name string, withKyverno bool, setup func(context.Context, *Env) error) int {
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	before, err := devcluster.CaptureHost()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	root, err := repo.Root()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	begin := time.Now()
+	// Under the repository (git-ignored), so that a failed CI run leaves the component logs where they can be read.
+	c, err := devcluster.Start(ctx, devcluster.Options{
+		Dir: filepath.Join(root, ".devcluster", "node-"+name), WithKyverno: withKyverno, WithNode: true, Timeout: 5 * time.Minute,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the cluster with a node:", err)
+		return 1
+	}
+	fmt.Printf("cluster with a node ready in %s (node Ready in %s)\n", time.Since(begin).Round(100*time.Millisecond),
+		c.NodeReadyIn().Round(100*time.Millisecond))
+	env := &Env{Cluster: c, RepoRoot: root,
+		Kube: kubernetes.NewForConfigOrDie(c.RESTConfig()), Dyn: dynamic.NewForConfigOrDie(c.RESTConfig())}
+	code := 1
+	if err := setup(ctx, env); err != nil {
+		fmt.Fprintln(os.Stderr, "setting up:", err)
+	} else {
+		code = m.Run()
+	}
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		return 1
+	}
+	after, err := devcluster.CaptureHost()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if d := before.Diff(after); len(d) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the node left the host changed:\n  %s\n", strings.Join(d, "\n  "))
+		return 1
+	}
+	return code
+}
+
+// Install is `helm install --wait` of charts/<chart> into the namespace named after it, with the image `make images`
+// built for binary imported under the repository the chart's values name at imageValues, a pull policy that never
+// pulls, and values on top. It fails the test unless every Pod of the release is Ready within InstallTimeout, and
+// reports how long that took.
+func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values map[string]any) *helmrelease.Release {
+	t.Helper()
+	ctx := context.Background()
+	merged, err := e.Cluster.ImportChartImage(ctx, e.RepoRoot, chart, imageValues, binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged = Merge(merged, values)
+	release, err := helmrelease.ForRepoChart(e.Cluster.Kubeconfig(), e.RepoRoot, chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	if err := release.InstallWait(ctx, merged, InstallTimeout); err != nil {
+		t.Fatalf("helm install --wait %s: %v\n%s", chart, err, e.PodReport(chart))
+	}
+	t.Logf("helm install --wait %s: Ready in %s", chart, time.Since(begin).Round(100*time.Millisecond))
+	return release
+}
+
+// Merge merges b into a copy of a, recursively for maps.
+func Merge(a, b map[string]any) map[string]any {
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = Merge(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// PodReport lists a namespace's Pods with their phase and container states, for a failure message.
+func (e *Env) PodReport(namespace string) string {
+	pods, err := e.Kube.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s: %s\n", p.Name, p.Status.Phase)
+		for _, s := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, "  %s ready=%t restarts=%d state=%+v\n", s.Name, s.Ready, s.RestartCount, s.State)
+		}
+		if logs, err := e.Kube.CoreV1().Pods(namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr(int64(20))}).DoRaw(context.Background()); err == nil {
+			fmt.Fprintf(&b, "  logs:\n%s\n", logs)
+		}
+	}
+	return b.String()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// AssertHardened checks, as the node's kernel sees them, every container of every Pod matching selector: a non-root
+// user, a read-only root filesystem, no new privileges and no effective capabilities.
+func (e *Env) AssertHardened(t *testing.T, namespace, selector string) {
+	t.Helper()
+	ctx := context.Background()
+	pods, err := e.Kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) == 0 {
+		t.Fatalf("no Pods match %s in %s", selector, namespace)
+	}
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			proc, err := e.Cluster.ContainerProcess(ctx, namespace, p.Name, cs.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if proc.UID == 0 || proc.GID == 0 || !proc.ReadOnlyRoot || !proc.NoNewPrivs || strings.Trim(proc.EffectiveCaps, "0") != "" {
+				t.Errorf("%s/%s container %s runs as %+v; want a non-root user, a read-only root, no new privileges, no capabilities",
+					namespace, p.Name, cs.Name, *proc)
+			}
+		}
+	}
+}
+
+// Eventually polls cond every 200 ms until it holds or timeout passes; detail says what was seen last.
+func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (ok bool, detail string, err error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var detail string
+	var err error
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, detail, err = cond(); ok {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s (last seen: %s, error: %v)", what, timeout, detail, err)
+}

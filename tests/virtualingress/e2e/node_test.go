@@ -1,0 +1,289 @@
+//go:build node
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/gatewayapi"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
+)
+
+// The node tier of virtual-ingress (go test -tags node, make e2e-node): the chart installed with `helm install
+// --wait`, its status controller running as the chart's Pod from the image `make images` built, with the chart's
+// RBAC and nothing granted by the test. Kyverno runs as processes: users install it from its own chart.
+var node *nodetier.Env
+
+const (
+	chart          = "virtual-ingress"
+	controllerName = chart + "-controller"
+	controllerPods = "app.kubernetes.io/component=status-controller"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(nodetier.Main(m, "virtualingress", true, func(ctx context.Context, e *nodetier.Env) error {
+		node = e
+		crds, err := gatewayapi.StandardCRDs(ctx, e.RepoRoot)
+		if err != nil {
+			return err
+		}
+		return e.Cluster.ApplyCRDs(ctx, crds)
+	}))
+}
+
+// TestChartOnNode installs the chart with one engine, proves the controller Pod's work, switches the engine with
+// `helm upgrade --wait` and proves it again.
+func TestChartOnNode(t *testing.T) {
+	release := node.Install(t, chart, "controller.image", "virtual-ingress-controller",
+		map[string]any{"policy": map[string]any{"engine": policyengine.GeneratingPolicy}})
+	imageValues, err := node.Cluster.ImportChartImage(context.Background(), node.RepoRoot, chart, "controller.image", "virtual-ingress-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPolicies(t)
+	node.AssertHardened(t, chart, controllerPods)
+
+	t.Run(policyengine.GeneratingPolicy, func(t *testing.T) { readyThroughThePod(t) })
+	t.Run("metrics answer an authorised token only", testMetricsAuthorised)
+	t.Run("the controller Pod deleted during 200 creations", testPodDeletedMidway)
+
+	if err := release.UpgradeWait(context.Background(), nodetier.Merge(imageValues,
+		map[string]any{"policy": map[string]any{"engine": policyengine.ClusterPolicy}}), nodetier.InstallTimeout); err != nil {
+		t.Fatalf("helm upgrade --wait to %s: %v\n%s", policyengine.ClusterPolicy, err, node.PodReport(chart))
+	}
+	waitPolicies(t)
+	t.Run(policyengine.ClusterPolicy, func(t *testing.T) { readyThroughThePod(t) })
+}
+
+func waitPolicies(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := node.Cluster.WaitPoliciesReady(ctx, "app.kubernetes.io/part-of="+chart); err != nil {
+		t.Fatal(err)
+	}
+	if err := virtualingress.WaitAdmissionReady(ctx, node.Dyn, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newNodeNamespace(t *testing.T) string {
+	t.Helper()
+	ns, err := node.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "node-vi-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
+	return ns.Name
+}
+
+func createLabelledService(t *testing.T, ns string, labels map[string]string) {
+	t.Helper()
+	_, err := node.Kube.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "a", Labels: labels},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitCondition(t *testing.T, what string, get func() (*unstructured.Unstructured, error), status, reason string) {
+	t.Helper()
+	nodetier.Eventually(t, 2*time.Minute, fmt.Sprintf("%s Ready=%s %s", what, status, reason), func() (bool, string, error) {
+		obj, err := get()
+		if err != nil {
+			return false, "", err
+		}
+		s, r, msg := virtualingress.Condition(obj, "Ready")
+		return s == status && r == reason, s + " " + r + ": " + msg, nil
+	})
+}
+
+// readyThroughThePod: a VirtualIngress and a VirtualHTTPRoute become Ready=True, which only the controller Pod
+// writes; the route once its Gateway has accepted it.
+func readyThroughThePod(t *testing.T) {
+	ctx := context.Background()
+	ns := newNodeNamespace(t)
+	labels := map[string]string{"tenant-service": "coder"}
+	createLabelledService(t, ns, labels)
+
+	vis := node.Dyn.Resource(virtualingress.GVR).Namespace(ns)
+	if _, err := vis.Create(ctx, virtualingress.New(ns, "coder", virtualingress.CoderSpec(labels)), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, "VirtualIngress", func() (*unstructured.Unstructured, error) {
+		return vis.Get(ctx, "coder", metav1.GetOptions{})
+	}, "True", "IngressUpToDate")
+
+	routes := node.Dyn.Resource(virtualingress.RouteGVR).Namespace(ns)
+	if _, err := routes.Create(ctx, virtualingress.NewRoute(ns, "coder", virtualingress.CoderRouteSpec(labels)), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	getRoute := func() (*unstructured.Unstructured, error) { return routes.Get(ctx, "coder", metav1.GetOptions{}) }
+	waitCondition(t, "VirtualHTTPRoute", getRoute, "False", "NoGatewayStatus")
+	acceptGeneratedRoute(t, ns)
+	waitCondition(t, "VirtualHTTPRoute", getRoute, "True", "HTTPRouteUpToDate")
+}
+
+// acceptGeneratedRoute writes, as the Gateway's controller would, that Gateway tenant-root accepted the generated
+// HTTPRoute and resolved its references.
+func acceptGeneratedRoute(t *testing.T, ns string) {
+	t.Helper()
+	httproutes := node.Dyn.Resource(virtualingress.HTTPRouteGVR).Namespace(ns)
+	nodetier.Eventually(t, time.Minute, "generated HTTPRoute accepted", func() (bool, string, error) {
+		list, err := httproutes.List(context.Background(), metav1.ListOptions{})
+		if err != nil || len(list.Items) != 1 {
+			return false, fmt.Sprintf("%d HTTPRoutes", len(list.Items)), err
+		}
+		r := &list.Items[0]
+		now := metav1.Now().UTC().Format(time.RFC3339)
+		condition := func(kind string) map[string]any {
+			return map[string]any{"type": kind, "status": "True", "reason": kind, "message": kind,
+				"lastTransitionTime": now, "observedGeneration": r.GetGeneration()}
+		}
+		r.Object["status"] = map[string]any{"parents": []any{map[string]any{
+			"parentRef":      map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "tenant-root"},
+			"controllerName": "example.com/gateway-controller",
+			"conditions":     []any{condition("Accepted"), condition("ResolvedRefs")},
+		}}}
+		_, err = httproutes.UpdateStatus(context.Background(), r, metav1.UpdateOptions{})
+		return err == nil, "", err
+	})
+}
+
+// testMetricsAuthorised: the metrics Service answers over HTTPS only a token the API server authorises for GET
+// /metrics (the chart's metrics-reader ClusterRole), from the host through the Service's ClusterIP.
+func testMetricsAuthorised(t *testing.T) {
+	ctx := context.Background()
+	ns := newNodeNamespace(t)
+	svc, err := node.Kube.CoreV1().Services(chart).Get(ctx, controllerName+"-metrics", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sa := range []string{"scraper", "stranger"} {
+		if _, err := node.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "node-test-scraper-"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: controllerName + "-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "scraper"}},
+	}
+	created, err := node.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), created.Name, metav1.DeleteOptions{}) })
+
+	url := fmt.Sprintf("https://%s:%d/metrics", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
+	scrape := func(sa string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if sa != "" {
+			cfg, err := node.Cluster.ServiceAccountConfig(ctx, ns, sa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+cfg.BearerToken)
+		}
+		// The controller serves a self-signed certificate, as controller-runtime does without one configured.
+		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // see above
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s as %q: %v", url, sa, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	nodetier.Eventually(t, 30*time.Second, "metrics for the scraper (RBAC is cached briefly)", func() (bool, string, error) {
+		code, body := scrape("scraper")
+		return code == http.StatusOK && strings.Contains(body, "controller_runtime_reconcile_total"), fmt.Sprint(code), nil
+	})
+	if code, _ := scrape("stranger"); code != http.StatusForbidden {
+		t.Errorf("a token without the metrics-reader role got %d, want 403", code)
+	}
+	if code, _ := scrape(""); code != http.StatusUnauthorized {
+		t.Errorf("no token got %d, want 401", code)
+	}
+}
+
+// testPodDeletedMidway: the controller Pod is deleted after half of 200 VirtualIngresses were created; the
+// ReplicaSet's new Pod sets every one of them Ready.
+func testPodDeletedMidway(t *testing.T) {
+	ctx := context.Background()
+	ns := newNodeNamespace(t)
+	labels := map[string]string{"tenant-service": "many"}
+	createLabelledService(t, ns, labels)
+	vis := node.Dyn.Resource(virtualingress.GVR).Namespace(ns)
+	const total = 200
+	create := func(from, to int) {
+		for i := from; i < to; i++ {
+			vi := virtualingress.New(ns, fmt.Sprintf("vi-%03d", i), map[string]any{
+				"rules": []any{virtualingress.Rule(fmt.Sprintf("h%03d.example.test", i), virtualingress.Path("/", virtualingress.SelectorBackend(labels, 80)))},
+			})
+			if _, err := vis.Create(ctx, vi, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	create(0, total/2)
+	pods, err := node.Kube.CoreV1().Pods(chart).List(ctx, metav1.ListOptions{LabelSelector: controllerPods})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("controller Pods: %v, %v", pods, err)
+	}
+	old := pods.Items[0].Name
+	begin := time.Now()
+	if err := node.Kube.CoreV1().Pods(chart).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Gone, not only terminating: the second half can only be the new Pod's work.
+	nodetier.Eventually(t, time.Minute, "the deleted controller Pod gone", func() (bool, string, error) {
+		_, err := node.Kube.CoreV1().Pods(chart).Get(ctx, old, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), "", nil
+	})
+	create(total/2, total)
+	nodetier.Eventually(t, 5*time.Minute, fmt.Sprintf("all %d VirtualIngresses Ready=True", total), func() (bool, string, error) {
+		list, err := vis.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		ready := 0
+		for i := range list.Items {
+			if s, _, _ := virtualingress.Condition(&list.Items[i], "Ready"); s == "True" {
+				ready++
+			}
+		}
+		return ready == total, fmt.Sprintf("%d of %d Ready", ready, total), nil
+	})
+	t.Logf("all %d Ready %s after the Pod was deleted", total, time.Since(begin).Round(100*time.Millisecond))
+	pods, err = node.Kube.CoreV1().Pods(chart).List(ctx, metav1.ListOptions{LabelSelector: controllerPods})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Name == old && p.DeletionTimestamp == nil {
+			t.Fatalf("controller Pod %s was not replaced", old)
+		}
+	}
+}
