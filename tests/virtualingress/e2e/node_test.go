@@ -91,7 +91,9 @@ func newNodeNamespace(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = node.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = node.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
 	return ns.Name
 }
 
@@ -193,7 +195,9 @@ func testMetricsAuthorised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = node.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), created.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = node.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), created.Name, metav1.DeleteOptions{})
+	})
 
 	url := fmt.Sprintf("https://%s:%d/metrics", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
 	scrape := func(sa string) (int, string) {

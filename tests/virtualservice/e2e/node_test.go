@@ -89,7 +89,7 @@ func servedPair(t *testing.T, name string) {
 		}
 		svc := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+			Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
 		}
 		if _, err := node.Kube.CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
