@@ -14,14 +14,14 @@ const serviceCIDR = "10.96.0.0/16"
 // API server publishes it as the `kubernetes` Service's endpoint and refuses a loopback one there.
 func (c *Cluster) apiserverHost() string {
 	if c.opts.WithNode {
-		return nodeIP
+		return NodeIP
 	}
 	return "127.0.0.1"
 }
 
 func (c *Cluster) apiserverIPs() []net.IP {
 	if c.opts.WithNode {
-		return []net.IP{net.ParseIP(nodeIP)}
+		return []net.IP{net.ParseIP(NodeIP)}
 	}
 	return nil
 }

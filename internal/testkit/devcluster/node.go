@@ -65,7 +65,7 @@ func (c *Cluster) prepareNode() error {
 	n.ports.kubelet, n.ports.kubeletHealthz, n.ports.proxyHealthz, n.ports.proxyMetrics, n.ports.scheduler = p[0], p[1], p[2], p[3], p[4]
 	for _, args := range [][]string{
 		{"link", "add", nodeLink, "type", "bridge"},
-		{"addr", "add", nodeIP + "/32", "dev", nodeLink},
+		{"addr", "add", NodeIP + "/32", "dev", nodeLink},
 		{"link", "set", nodeLink, "up"},
 		{"route", "add", serviceCIDR, "dev", nodeLink},
 	} {
@@ -165,7 +165,7 @@ func (c *Cluster) startNode(ctx context.Context) error {
 	}
 	if err := c.run(ctx, c.nodeProcess(ComponentKubelet, c.bins[binKubelet.file],
 		"--config="+n.paths.kubeletConfig, "--kubeconfig="+n.paths.kubeletKubeconfig, "--root-dir="+n.paths.kubeletRoot,
-		"--node-ip="+nodeIP, "--hostname-override="+NodeName, "--cert-dir="+filepath.Join(n.paths.kubeletRoot, "pki"),
+		"--node-ip="+NodeIP, "--hostname-override="+NodeName, "--cert-dir="+filepath.Join(n.paths.kubeletRoot, "pki"),
 	), c.nodeReady); err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (c *Cluster) nodeProcess(name, bin string, args ...string) *process {
 // writeNodeFiles writes the configuration, certificates and kubeconfigs of the node's components.
 func (c *Cluster) writeNodeFiles() error {
 	n := c.node
-	ip := net.ParseIP(nodeIP)
+	ip := net.ParseIP(NodeIP)
 	kubeletServing, err := c.pki.issue("kubelet-serving", NodeName, nil, []net.IP{ip}, []string{NodeName})
 	if err != nil {
 		return err
@@ -233,7 +233,7 @@ func (c *Cluster) ctr(ctx context.Context, stdin *os.File, args ...string) ([]by
 
 func (c *Cluster) clusterDNSReady(ctx context.Context) (bool, error) {
 	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort(nodeIP, "53"))
+		return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort(NodeIP, "53"))
 	}}
 	addrs, err := r.LookupHost(ctx, "kubernetes.default.svc."+clusterDomain)
 	if err != nil {

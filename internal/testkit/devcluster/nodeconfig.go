@@ -12,11 +12,15 @@ import (
 // server and cluster DNS; podBridge for Pods) in the benchmarking range 198.18.0.0/15, which is never routed off a
 // machine; the Service range is routed to nodeLink, so an address without endpoints goes nowhere either.
 const (
-	NodeName  = "devcluster-node"
-	nodeIP    = "198.18.0.1"
+	NodeName = "devcluster-node"
+	// NodeIP is the node's address, the API server's and cluster DNS's: a server a test runs on the host for Pods
+	// (a database, say) listens here.
+	NodeIP    = "198.18.0.1"
 	nodeLink  = "vi-node0"
 	podBridge = "vi-cni0"
 	podCIDR   = "198.18.1.0/24"
+	// PodCIDR is the Pods' addresses, for a host server's access rules.
+	PodCIDR = podCIDR
 	// clusterDomain is the kubelet's and cluster DNS's domain.
 	clusterDomain = "cluster.local"
 	// nodeOwnerFile names the data directory of the node running on this machine: one node per machine.
@@ -112,7 +116,7 @@ func kubeletConfig(p nodePaths, caCert string, serving certFiles, port, healthzP
 	return map[string]any{
 		"apiVersion": "kubelet.config.k8s.io/v1beta1",
 		"kind":       "KubeletConfiguration",
-		"address":    nodeIP, "port": port, "readOnlyPort": 0,
+		"address":    NodeIP, "port": port, "readOnlyPort": 0,
 		"healthzBindAddress": "127.0.0.1", "healthzPort": healthzPort,
 		"authentication": map[string]any{
 			"anonymous": map[string]any{"enabled": false},
@@ -126,7 +130,7 @@ func kubeletConfig(p nodePaths, caCert string, serving certFiles, port, healthzP
 		"failCgroupV1":             false,
 		"failSwapOn":               false,
 		"containerRuntimeEndpoint": "unix://" + p.containerdSock,
-		"clusterDNS":               []string{nodeIP},
+		"clusterDNS":               []string{NodeIP},
 		"clusterDomain":            clusterDomain,
 		"resolvConf":               "",
 		"podLogsDir":               p.podLogs,
@@ -151,10 +155,10 @@ func proxyConfig(p nodePaths, healthzPort, metricsPort int) map[string]any {
 		"mode":               "iptables",
 		"clusterCIDR":        podCIDR,
 		"hostnameOverride":   NodeName,
-		"bindAddress":        nodeIP,
+		"bindAddress":        NodeIP,
 		"healthzBindAddress": fmt.Sprintf("127.0.0.1:%d", healthzPort),
 		"metricsBindAddress": fmt.Sprintf("127.0.0.1:%d", metricsPort),
-		"nodePortAddresses":  []string{nodeIP + "/32"},
+		"nodePortAddresses":  []string{NodeIP + "/32"},
 		"iptables":           map[string]any{"localhostNodePorts": false},
 		"conntrack": map[string]any{
 			"maxPerCore": 0, "min": 0, "tcpEstablishedTimeout": "0s", "tcpCloseWaitTimeout": "0s",
@@ -175,7 +179,7 @@ func corefile(p nodePaths, server string) string {
         fallthrough in-addr.arpa ip6.arpa
     }
 }
-`, nodeIP, clusterDomain, server, p.dnsKubeconfig)
+`, NodeIP, clusterDomain, server, p.dnsKubeconfig)
 }
 
 // writeYAML writes obj as YAML.

@@ -22,6 +22,15 @@ import (
 type Server struct {
 	binDir, dir, runAs string
 	port               int
+	host               string
+}
+
+// Options says where a server listens beyond the default loopback.
+type Options struct {
+	// Host is the address to listen on (default 127.0.0.1): a local cluster's node address for Pods to reach it.
+	Host string
+	// TrustNetworks are CIDRs whose clients connect without a password, besides loopback (a node's Pod range).
+	TrustNetworks []string
 }
 
 // User is the superuser the server is initialised with.
@@ -49,8 +58,13 @@ func version(pgCtl string) int {
 	return v
 }
 
-// Start initialises a data directory under a new temporary directory and starts the server on it.
+// Start initialises a data directory under a new temporary directory and starts the server on it, on loopback.
 func Start(ctx context.Context) (*Server, error) {
+	return StartWith(ctx, Options{})
+}
+
+// StartWith is Start with a listening address and trusted networks of the caller's.
+func StartWith(ctx context.Context, o Options) (*Server, error) {
 	binDir, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -59,7 +73,10 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{binDir: binDir, dir: dir}
+	s := &Server{binDir: binDir, dir: dir, host: o.Host}
+	if s.host == "" {
+		s.host = "127.0.0.1"
+	}
 	if os.Geteuid() == 0 {
 		if err := s.handOver("postgres"); err != nil {
 			_ = os.RemoveAll(dir)
@@ -71,6 +88,10 @@ func Start(ctx context.Context) (*Server, error) {
 		return nil, err
 	}
 	if err := s.run(ctx, "initdb", "-D", s.dataDir(), "-U", User, "--auth=trust", "--encoding=UTF8", "--no-sync"); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := s.trust(o.TrustNetworks); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
@@ -96,6 +117,24 @@ func (s *Server) handOver(account string) error {
 	return nil
 }
 
+// trust appends host lines for networks to pg_hba.conf (initdb's lines cover loopback only).
+func (s *Server) trust(networks []string) error {
+	if len(networks) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(s.dataDir(), "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, n := range networks {
+		if _, err := fmt.Fprintf(f, "host all all %s trust\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
 
 // LogPath is the server's log file.
@@ -103,20 +142,20 @@ func (s *Server) LogPath() string { return filepath.Join(s.dir, "postgres.log") 
 
 // DSN is a pgx connection string for database "postgres" as User.
 func (s *Server) DSN() string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", User, s.port)
+	return fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable", User, net.JoinHostPort(s.host, strconv.Itoa(s.port)))
 }
 
 // CreateDatabase creates an empty database and returns its connection string: one per test keeps tests apart.
 func (s *Server) CreateDatabase(ctx context.Context, name string) (string, error) {
-	if err := s.run(ctx, "createdb", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", User, name); err != nil {
+	if err := s.run(ctx, "createdb", "-h", s.host, "-p", strconv.Itoa(s.port), "-U", User, name); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", User, s.port, name), nil
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", User, net.JoinHostPort(s.host, strconv.Itoa(s.port)), name), nil
 }
 
 // StartAgain starts a server stopped by Stop, on the same port and data.
 func (s *Server) StartAgain(ctx context.Context) error {
-	opts := fmt.Sprintf("-h 127.0.0.1 -p %d -c unix_socket_directories='' -c fsync=off", s.port)
+	opts := fmt.Sprintf("-h %s -p %d -c unix_socket_directories='' -c fsync=off", s.host, s.port)
 	return s.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", s.dataDir(), "-l", s.LogPath(), "-o", opts)
 }
 

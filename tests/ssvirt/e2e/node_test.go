@@ -1,0 +1,229 @@
+//go:build node
+
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/pgserver"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
+)
+
+// The node tier of ssvirt-api (go test -tags node, make e2e-node): the chart installed with `helm install --wait`,
+// the API answering through its Service, SQLite on the chart's PVC surviving the Pod, then PostgreSQL (a server the
+// test runs on the node's address) after `helm upgrade --wait`.
+var node *nodetier.Env
+
+const (
+	nodeChart    = "ssvirt"
+	nodeAdmin    = "admin"
+	nodePassword = "node-admin-password-1"
+	apiPods      = "app.kubernetes.io/name=ssvirt"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(nodetier.Main(m, "ssvirt", false, func(ctx context.Context, e *nodetier.Env) error {
+		node = e
+		if err := fixture.InstallCRDs(ctx, e.Cluster.RESTConfig()); err != nil {
+			return err
+		}
+		for _, ns := range []string{nodeChart, "openshift"} {
+			if _, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		}
+		if err := fixture.CreateTemplate(ctx, e.Dyn, fixture.Template("openshift", "fedora", false)); err != nil {
+			return err
+		}
+		key := make([]byte, 48)
+		_, _ = rand.Read(key)
+		for _, s := range []*corev1.Secret{
+			{ObjectMeta: metav1.ObjectMeta{Name: "ssvirt-api-jwt"}, StringData: map[string]string{"jwt-key": hex.EncodeToString(key)}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "ssvirt-admin"}, StringData: map[string]string{"password": nodePassword}},
+		} {
+			if _, err := e.Kube.CoreV1().Secrets(nodeChart).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+func TestChartOnNode(t *testing.T) {
+	base := map[string]any{"bootstrapAdmin": map[string]any{"existingSecret": "ssvirt-admin"}}
+	release := node.Install(t, nodeChart, "image", "ssvirt-api", base)
+	node.AssertHardened(t, nodeChart, apiPods)
+	pvc, err := node.Kube.CoreV1().PersistentVolumeClaims(nodeChart).Get(context.Background(), nodeChart+"-data", metav1.GetOptions{})
+	if err != nil || pvc.Status.Phase != corev1.ClaimBound {
+		t.Fatalf("the chart's PVC: %v, %v", pvc, err)
+	}
+
+	org := createOrgAndVDC(t)
+	restartPod(t)
+	if !orgExists(t, org) {
+		t.Fatalf("organization %s is gone after the Pod was replaced: SQLite is not on the PVC", org)
+	}
+
+	pg, err := pgserver.StartWith(context.Background(), pgserver.Options{Host: devcluster.NodeIP, TrustNetworks: []string{devcluster.PodCIDR}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Close() })
+	if _, err := node.Kube.CoreV1().Secrets(nodeChart).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "ssvirt-db"}, StringData: map[string]string{"url": pg.DSN()},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	imageValues, err := node.Cluster.ImportChartImage(context.Background(), node.RepoRoot, nodeChart, "image", "ssvirt-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	postgres := nodetier.Merge(nodetier.Merge(imageValues, base), map[string]any{
+		"database": map[string]any{"driver": "postgres", "existingSecret": "ssvirt-db"},
+	})
+	if err := release.UpgradeWait(context.Background(), postgres, nodetier.InstallTimeout); err != nil {
+		t.Fatalf("helm upgrade --wait to PostgreSQL: %v\n%s", err, node.PodReport(nodeChart))
+	}
+	org = createOrgAndVDC(t)
+	restartPod(t)
+	if !orgExists(t, org) {
+		t.Fatalf("organization %s is gone after the Pod was replaced on PostgreSQL", org)
+	}
+}
+
+// apiURL is the API's Service, reached from the host through its ClusterIP as kube-proxy routes it.
+func apiURL(t *testing.T) string {
+	t.Helper()
+	svc, err := node.Kube.CoreV1().Services(nodeChart).Get(context.Background(), nodeChart, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("http://%s:%d", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
+}
+
+func call(t *testing.T, method, url, token string, body, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, url, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+func adminToken(t *testing.T) string {
+	t.Helper()
+	var token string
+	nodetier.Eventually(t, time.Minute, "the System administrator logs in through the Service", func() (bool, string, error) {
+		req, _ := http.NewRequest(http.MethodPost, apiURL(t)+"/cloudapi/1.0.0/sessions", nil)
+		req.SetBasicAuth(nodeAdmin+"@System", nodePassword)
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			return false, "", err
+		}
+		defer resp.Body.Close()
+		token = resp.Header.Get(api.HeaderAccessToken)
+		return resp.StatusCode == http.StatusOK && token != "", resp.Status, nil
+	})
+	return token
+}
+
+// createOrgAndVDC creates an organization and a VDC through the Service, and waits for the VDC's namespace.
+func createOrgAndVDC(t *testing.T) string {
+	t.Helper()
+	token := adminToken(t)
+	name := fmt.Sprintf("nodeorg%d", time.Now().UnixNano()%1e6)
+	var org api.Org
+	if code := call(t, "POST", apiURL(t)+"/cloudapi/1.0.0/orgs", token, api.Org{Name: name}, &org); code != http.StatusCreated {
+		t.Fatalf("create org: %d", code)
+	}
+	vdc := api.VDC{Name: "web", ComputeCapacity: api.ComputeCapacity{CPU: api.Capacity{Limit: 1000}, Memory: api.Capacity{Limit: 1024}},
+		StorageCapacity: api.Capacity{Limit: 10}}
+	var created api.VDC
+	if code := call(t, "POST", apiURL(t)+"/api/admin/org/"+org.ID+"/vdcs", token, vdc, &created); code != http.StatusCreated {
+		t.Fatalf("create VDC: %d", code)
+	}
+	nodetier.Eventually(t, time.Minute, "the VDC's namespace "+created.Namespace, func() (bool, string, error) {
+		_, err := node.Kube.CoreV1().Namespaces().Get(context.Background(), created.Namespace, metav1.GetOptions{})
+		return err == nil, "", err
+	})
+	return name
+}
+
+func orgExists(t *testing.T, name string) bool {
+	t.Helper()
+	var list struct {
+		Values []api.Org `json:"values"`
+	}
+	if code := call(t, "GET", apiURL(t)+"/cloudapi/1.0.0/orgs", adminToken(t), nil, &list); code != http.StatusOK {
+		t.Fatalf("list orgs: %d", code)
+	}
+	for _, o := range list.Values {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// restartPod deletes the API's Pod and waits for its replacement to be Ready.
+func restartPod(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	pods, err := node.Kube.CoreV1().Pods(nodeChart).List(ctx, metav1.ListOptions{LabelSelector: apiPods})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("API Pods: %v (%v)", pods, err)
+	}
+	old := pods.Items[0].Name
+	if err := node.Kube.CoreV1().Pods(nodeChart).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nodetier.Eventually(t, 2*time.Minute, "a new Ready API Pod", func() (bool, string, error) {
+		if _, err := node.Kube.CoreV1().Pods(nodeChart).Get(ctx, old, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false, "old Pod still there", nil
+		}
+		pods, err := node.Kube.CoreV1().Pods(nodeChart).List(ctx, metav1.ListOptions{LabelSelector: apiPods})
+		if err != nil || len(pods.Items) != 1 {
+			return false, "", err
+		}
+		for _, c := range pods.Items[0].Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true, "", nil
+			}
+		}
+		return false, string(pods.Items[0].Status.Phase), nil
+	})
+}
