@@ -13,15 +13,18 @@ const serviceCIDR = "10.96.0.0/16"
 // apiserverHost is the address the API server serves on: loopback, or with a node the node's address, because the
 // API server publishes it as the `kubernetes` Service's endpoint and refuses a loopback one there.
 func (c *Cluster) apiserverHost() string {
-	if c.opts.WithNode {
+	switch {
+	case c.opts.APIServerAddress != "":
+		return c.opts.APIServerAddress
+	case c.opts.WithNode:
 		return NodeIP
 	}
 	return "127.0.0.1"
 }
 
 func (c *Cluster) apiserverIPs() []net.IP {
-	if c.opts.WithNode {
-		return []net.IP{net.ParseIP(NodeIP)}
+	if h := c.apiserverHost(); h != "127.0.0.1" {
+		return []net.IP{net.ParseIP(h)}
 	}
 	return nil
 }

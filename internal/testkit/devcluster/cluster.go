@@ -58,6 +58,9 @@ type Options struct {
 	// WithNode runs a node (see the package comment): Pods run, Services route, PVCs bind. Needs root on Linux and
 	// the Debian packages of `make debian-packages`; one node per machine.
 	WithNode bool
+	// APIServerAddress is the address the API server serves on instead of 127.0.0.1 (with WithNode, NodeIP):
+	// NodeIP for a second cluster that Pods of another cluster's node must reach.
+	APIServerAddress string
 	// KyvernoArgs are flags given to both Kyverno controllers after the chart's, replacing those of the same name.
 	KyvernoArgs []string
 	// Progress receives build and start-up messages. Default: os.Stderr. Use io.Discard to silence.

@@ -38,6 +38,18 @@ type Env struct {
 // Main starts a cluster with a node (and Kyverno when withKyverno), runs setup and the tests, stops the cluster and
 // fails unless the host is as it was before. It is a TestMain's body: os.Exit(nodetier.Main(m, "product", ...)).
 func Main(m *testing.M, name string, withKyverno bool, setup func(context.Context, *Env) error) int {
+	return Run(m, func(ctx context.Context, dir string) (*devcluster.Cluster, func() error, error) {
+		c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, WithKyverno: withKyverno, WithNode: true, Timeout: 5 * time.Minute})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.Stop, nil
+	}, name, setup)
+}
+
+// Run is Main for a product that starts more than one cluster: start brings up, in dir, the cluster with the node
+// (returned) and whatever else, and returns how to stop it all.
+func Run(m *testing.M, start func(ctx context.Context, dir string) (*devcluster.Cluster, func() error, error), name string, setup func(context.Context, *Env) error) int {
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
 	before, err := devcluster.CaptureHost()
 	if err != nil {
@@ -53,9 +65,7 @@ func Main(m *testing.M, name string, withKyverno bool, setup func(context.Contex
 	defer cancel()
 	begin := time.Now()
 	// Under the repository (git-ignored), so that a failed CI run leaves the component logs where they can be read.
-	c, err := devcluster.Start(ctx, devcluster.Options{
-		Dir: filepath.Join(root, ".devcluster", "node-"+name), WithKyverno: withKyverno, WithNode: true, Timeout: 5 * time.Minute,
-	})
+	c, stop, err := start(ctx, filepath.Join(root, ".devcluster", "node-"+name))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the cluster with a node:", err)
 		return 1
@@ -70,7 +80,7 @@ func Main(m *testing.M, name string, withKyverno bool, setup func(context.Contex
 	} else {
 		code = m.Run()
 	}
-	if err := c.Stop(); err != nil {
+	if err := stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
 		return 1
 	}
@@ -107,6 +117,11 @@ func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values ma
 		t.Fatalf("helm install --wait %s: %v\n%s", chart, err, e.PodReport(chart))
 	}
 	t.Logf("helm install --wait %s: Ready in %s", chart, time.Since(begin).Round(100*time.Millisecond))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Pods of %s at the failure:\n%s", chart, e.PodReport(chart))
+		}
+	})
 	return release
 }
 

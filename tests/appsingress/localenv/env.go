@@ -102,19 +102,34 @@ func (e *Env) Stop() {
 
 // Start brings up both clusters, MetalLB, the HostedCluster and its Secret, in dir.
 func Start(ctx context.Context, dir string) (*Env, error) {
+	return StartWith(ctx, dir, Options{})
+}
+
+// Options changes what Start runs.
+type Options struct {
+	// Node gives the management cluster a node (devcluster.Options.WithNode), so that the chart's Deployments run;
+	// the hosted cluster's API server then serves on the node's address, which the operator's Pod can reach.
+	Node bool
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, dir string, o Options) (*Env, error) {
 	e := &Env{dir: dir}
-	var wg sync.WaitGroup
 	var errM, errH error
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		e.Mgmt, errM = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "management")})
-	}()
-	go func() {
-		defer wg.Done()
-		e.Hosted, errH = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "hosted")})
-	}()
-	wg.Wait()
+	mgmt := devcluster.Options{Dir: filepath.Join(dir, "management"), WithNode: o.Node}
+	hosted := devcluster.Options{Dir: filepath.Join(dir, "hosted")}
+	if o.Node {
+		// The node's address exists once the management cluster has started.
+		hosted.APIServerAddress = devcluster.NodeIP
+		if e.Mgmt, errM = devcluster.Start(ctx, mgmt); errM == nil {
+			e.Hosted, errH = devcluster.Start(ctx, hosted)
+		}
+	} else {
+		var wg sync.WaitGroup
+		wg.Go(func() { e.Mgmt, errM = devcluster.Start(ctx, mgmt) })
+		wg.Go(func() { e.Hosted, errH = devcluster.Start(ctx, hosted) })
+		wg.Wait()
+	}
 	for _, c := range []*devcluster.Cluster{e.Mgmt, e.Hosted} {
 		if c != nil {
 			e.stops = append(e.stops, func() { _ = c.Stop() })

@@ -3,8 +3,10 @@
 // Pod (no shell or curl in a scratch image).
 //
 //	echo serve [--listen :8080]   answer every request with "<NAME> <method> <host><path>" (NAME: $POD_NAME or the hostname)
-//	echo get URL                  print the status line and body of GET URL (TLS unverified: a probe, not a client)
-//	echo lookup NAME              print NAME's addresses, one per line
+//	echo get URL [--connect ADDR]      print the status line and body of GET URL (TLS unverified: a probe, not a
+//	                                   client); --connect dials ADDR (host:port) instead of the URL's host, keeping
+//	                                   the URL's name for Host and SNI, as curl's --connect-to
+//	echo lookup NAME [--server ADDR]   print NAME's addresses, one per line; --server asks that DNS server (host:port)
 package main
 
 import (
@@ -22,7 +24,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: echo serve [--listen ADDR] | get URL | lookup NAME")
+		fmt.Fprintln(os.Stderr, "usage: echo serve [--listen ADDR] | get URL [--connect ADDR] | lookup NAME [--server ADDR]")
 		os.Exit(2)
 	}
 	var err error
@@ -63,15 +65,41 @@ func serve(args []string) error {
 	return srv.ListenAndServe()
 }
 
+// urlAndFlag splits args into the one positional argument and the value of the one optional flag.
+func urlAndFlag(args []string, name string) (string, string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	value := fs.String(name, "", "")
+	var positional []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return "", "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) != 1 {
+		return "", "", fmt.Errorf("want one argument besides --%s, have %q", name, positional)
+	}
+	return positional[0], *value, nil
+}
+
 func get(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("get takes one URL")
+	url, connect, err := urlAndFlag(args, "connect")
+	if err != nil {
+		return err
 	}
-	client := &http.Client{
-		Timeout:   10 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // a probe of reachability
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	transport := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // a probe of reachability
+	if connect != "" {
+		transport.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, connect)
+		}
 	}
-	resp, err := client.Get(args[0])
+	client := &http.Client{Timeout: 10 * time.Second, Transport: transport}
+	resp, err := client.Get(url)
 	if err != nil {
 		return err
 	}
@@ -85,12 +113,19 @@ func get(args []string) error {
 }
 
 func lookup(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("lookup takes one name")
+	name, server, err := urlAndFlag(args, "server")
+	if err != nil {
+		return err
+	}
+	resolver := net.DefaultResolver
+	if server != "" {
+		resolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, server)
+		}}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	addrs, err := net.DefaultResolver.LookupHost(ctx, args[0])
+	addrs, err := resolver.LookupHost(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,180 @@
+//go:build node
+
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
+)
+
+// The node tier of apps-ingress-operator (go test -tags node, make e2e-node): the chart installed with `helm install
+// --wait` on the management cluster's node, the operator and the chart's own CoreDNS and HAProxy Deployments as Pods.
+// Upstream's CoreDNS and HAProxy images cannot be pulled here, so the same programs the other tiers run (CoreDNS
+// from its pinned module, Debian's HAProxy) are imported under the names and tags the chart's values give.
+var (
+	node *nodetier.Env
+	env  *localenv.Env
+)
+
+const (
+	nodeChart  = "apps-ingress-operator"
+	hostedName = "hosted"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(nodetier.Run(m, func(ctx context.Context, dir string) (*devcluster.Cluster, func() error, error) {
+		var err error
+		// A management cluster with the node, a hosted cluster serving on the node's address, MetalLB's controller,
+		// a HostedCluster and its kubeconfig Secret: the operator's Pod has what it has in a real management cluster.
+		if env, err = localenv.StartWith(ctx, dir, localenv.Options{Node: true}); err != nil {
+			if env != nil {
+				env.Stop()
+			}
+			return nil, nil, err
+		}
+		return env.Mgmt, func() error { env.Stop(); return nil }, nil
+	}, "appsingress", func(ctx context.Context, e *nodetier.Env) error {
+		node = e
+		return nil
+	}))
+}
+
+func TestChartOnNode(t *testing.T) {
+	importUpstreamImages(t)
+	node.Install(t, nodeChart, "image", "apps-ingress-operator", nil)
+	for _, component := range []string{"operator", "dns", "proxy"} {
+		node.AssertHardened(t, nodeChart, "app.kubernetes.io/component="+component)
+	}
+	ctx := context.Background()
+	if err := env.CreateAppsIngress(ctx, hostedName, localenv.Ports{RouterHTTP: 80, RouterHTTPS: 443}); err != nil {
+		t.Fatal(err)
+	}
+	nodetier.Eventually(t, 2*time.Minute, "AppsIngress Ready", func() (bool, string, error) {
+		ai, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Get(ctx, hostedName, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		phase, _, _ := unstructured.NestedString(ai.Object, "status", "phase")
+		return phase == "Ready", phase, nil
+	})
+
+	// From the pod network: the chart's CoreDNS answers the hosted cluster's names with the proxy Service, and the
+	// chart's HAProxy passes a TLS connection for the API name through to the hosted API server.
+	client := startClientPod(t)
+	dnsSvc, err := node.Kube.CoreV1().Services(nodeChart).Get(ctx, nodeChart+"-dns", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxySvc, err := node.Kube.CoreV1().Services(nodeChart).Get(ctx, nodeChart+"-proxy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiName := "api." + hostedName + "." + localenv.BaseDomain
+	for _, name := range []string{apiName, "console.apps." + hostedName + "." + localenv.BaseDomain} {
+		nodetier.Eventually(t, 3*time.Minute, "the chart's CoreDNS answering "+name+" from a Pod", func() (bool, string, error) {
+			out, err := node.Cluster.Exec(ctx, client.Namespace, client.Name, "echo", "/usr/local/bin/echo", "lookup", name,
+				"--server", dnsSvc.Spec.ClusterIP+":53")
+			return err == nil && strings.TrimSpace(out) == proxySvc.Spec.ClusterIP, out, err
+		})
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			cm, _ := node.Kube.CoreV1().ConfigMaps(nodeChart).Get(ctx, nodeChart+"-proxy", metav1.GetOptions{})
+			t.Logf("HAProxy's ConfigMap: %v", cm.Data)
+		}
+	})
+	nodetier.Eventually(t, 3*time.Minute, "the hosted API server through the chart's HAProxy", func() (bool, string, error) {
+		out, err := node.Cluster.Exec(ctx, client.Namespace, client.Name, "echo", "/usr/local/bin/echo", "get",
+			"https://"+apiName+":6443/readyz", "--connect", proxySvc.Spec.ClusterIP+":6443")
+		return err == nil && strings.HasPrefix(out, "200 OK") && strings.HasSuffix(out, "ok"), out, err
+	})
+}
+
+// startClientPod runs an echo Pod to probe from the pod network.
+func startClientPod(t *testing.T) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	pod, err := node.Kube.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "echo", Image: devcluster.EchoImage, ImagePullPolicy: corev1.PullNever, Args: []string{"serve"},
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodetier.Eventually(t, time.Minute, "the probe Pod running", func() (bool, string, error) {
+		p, err := node.Kube.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return p.Status.Phase == corev1.PodRunning, string(p.Status.Phase), nil
+	})
+	return pod
+}
+
+// importUpstreamImages builds the chart's CoreDNS and HAProxy images from the programs on this machine, tagged
+// with the versions those programs are: if the chart's default tags drift from what the tests run, the Pods cannot
+// start and the install fails.
+func importUpstreamImages(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coredns, err := devcluster.BuildCoreDNS(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := repo.RequiredVersion(filepath.Join(root, "tools", "devcluster", "binaries", "coredns", "go.mod"), "github.com/coredns/coredns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("haproxy", "-v").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch := regexp.MustCompile(`version (\d+\.\d+)`).FindStringSubmatch(string(out))
+	if branch == nil {
+		t.Fatalf("haproxy -v: %s", out)
+	}
+	for _, img := range []devcluster.HostImage{
+		{
+			Ref:        "docker.io/coredns/coredns:" + strings.TrimPrefix(version, "v"),
+			Files:      map[string]string{"/coredns": coredns},
+			Entrypoint: []string{"/coredns"},
+			User:       "65532:65532",
+		},
+		{
+			// The chart's reload loop needs a shell, sleep and cksum besides haproxy (Debian's busybox has no cksum).
+			Ref: "docker.io/library/haproxy:" + branch[1],
+			Files: map[string]string{
+				"/usr/local/sbin/haproxy": "/usr/sbin/haproxy", "/bin/busybox": "/bin/busybox", "/bin/cksum": "/usr/bin/cksum",
+			},
+			Links: map[string]string{"/bin/sh": "busybox", "/bin/sleep": "busybox", "/bin/kill": "busybox"},
+			Env:   []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/bin:/bin"},
+			User:  "65532:65532",
+		},
+	} {
+		if err := node.Cluster.BuildHostImage(ctx, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
