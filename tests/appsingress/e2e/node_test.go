@@ -177,4 +177,3 @@ func importUpstreamImages(t *testing.T) {
 		}
 	}
 }
-
