@@ -73,10 +73,10 @@ TEST_TARGETS += $(if $(IS_ROOT),e2e-node)
 # (internal/testkit/pgserver).
 DEBIAN_PACKAGES := haproxy=haproxy postgresql=/usr/lib/postgresql/*/bin/pg_ctl
 # A node (the node tier, `devcluster up --with-node`) also runs containerd, runc, the CNI plugins, conntrack and
-# iptables (and busybox-static, the shell of the apps-ingress chart's HAProxy image in the node tier); they are installed
-# only for root, who alone can run one.
+# iptables, and the node tier makes images of busybox-static (HAProxy's shell) and curl (`helm test`). They are
+# installed only for root, who alone can run a node.
 NODE_DEBIAN_PACKAGES := containerd=containerd runc=runc containernetworking-plugins=/usr/lib/cni/bridge conntrack=conntrack iptables=iptables-save \
-	busybox-static=/bin/busybox
+	busybox-static=/bin/busybox curl=curl
 DEBIAN_PACKAGES += $(if $(IS_ROOT),$(NODE_DEBIAN_PACKAGES))
 
 # Go packages `make unit` tests; a product's moon project narrows it to its own packages.

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +36,9 @@ type Env struct {
 	Kube     kubernetes.Interface
 	Dyn      dynamic.Interface
 	RepoRoot string
+
+	testImage    sync.Once
+	testImageErr error
 }
 
 // Main starts a cluster with a node (and Kyverno when withKyverno), runs setup and the tests, stops the cluster and
@@ -107,7 +113,8 @@ func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged = Merge(merged, values)
+	// The `helm test` Pods' image is made from Debian's curl (see HelmTest) and never pulled.
+	merged = Merge(Merge(merged, map[string]any{"tests": map[string]any{"image": map[string]any{"pullPolicy": "Never"}}}), values)
 	release, err := helmrelease.ForRepoChart(e.Cluster.Kubeconfig(), e.RepoRoot, chart)
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +130,37 @@ func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values ma
 		}
 	})
 	return release
+}
+
+// HelmTest runs the release's `helm test` hooks. Their image, curl's official one as the charts' tests.image names
+// it, is built from Debian's curl (with busybox-static's sh, grep, cat and nslookup) under the version that curl is:
+// a chart whose tag drifts from it fails here.
+func (e *Env) HelmTest(t *testing.T, release *helmrelease.Release) {
+	t.Helper()
+	e.testImage.Do(func() { e.testImageErr = e.importTestImage() })
+	if e.testImageErr != nil {
+		t.Fatal(e.testImageErr)
+	}
+	if err := release.Test(context.Background(), 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *Env) importTestImage() error {
+	out, err := exec.Command("curl", "--version").Output()
+	version := regexp.MustCompile(`^curl (\d+\.\d+\.\d+)`).FindStringSubmatch(string(out))
+	if version == nil {
+		return fmt.Errorf("no curl version in %q (%v): make debian-packages installs curl", out, err)
+	}
+	links := map[string]string{}
+	for _, applet := range []string{"sh", "nslookup", "grep", "cat"} {
+		links["/bin/"+applet] = "busybox"
+	}
+	return e.Cluster.BuildHostImage(context.Background(), devcluster.HostImage{
+		Ref:   "docker.io/curlimages/curl:" + version[1],
+		Files: map[string]string{"/usr/bin/curl": "/usr/bin/curl", "/bin/busybox": "/bin/busybox"}, Links: links,
+		Entrypoint: []string{"/usr/bin/curl"}, User: "65532:65532",
+	})
 }
 
 // Merge merges b into a copy of a, recursively for maps.

@@ -56,10 +56,11 @@ func TestMain(m *testing.M) {
 
 func TestChartOnNode(t *testing.T) {
 	importUpstreamImages(t)
-	node.Install(t, nodeChart, "image", "apps-ingress-operator", nil)
+	release := node.Install(t, nodeChart, "image", "apps-ingress-operator", nil)
 	for _, component := range []string{"operator", "dns", "proxy"} {
 		node.AssertHardened(t, nodeChart, "app.kubernetes.io/component="+component)
 	}
+	node.HelmTest(t, release)
 	ctx := context.Background()
 	if err := env.CreateAppsIngress(ctx, hostedName, localenv.Ports{RouterHTTP: 80, RouterHTTPS: 443}); err != nil {
 		t.Fatal(err)

@@ -70,6 +70,7 @@ func TestChartOnNode(t *testing.T) {
 	base := map[string]any{"bootstrapAdmin": map[string]any{"existingSecret": "ssvirt-admin"}}
 	release := node.Install(t, nodeChart, "image", "ssvirt-api", base)
 	node.AssertHardened(t, nodeChart, apiPods)
+	node.HelmTest(t, release)
 	pvc, err := node.Kube.CoreV1().PersistentVolumeClaims(nodeChart).Get(context.Background(), nodeChart+"-data", metav1.GetOptions{})
 	if err != nil || pvc.Status.Phase != corev1.ClaimBound {
 		t.Fatalf("the chart's PVC: %v, %v", pvc, err)
@@ -106,6 +107,7 @@ func TestChartOnNode(t *testing.T) {
 	if !orgExists(t, org) {
 		t.Fatalf("organization %s is gone after the Pod was replaced on PostgreSQL", org)
 	}
+	node.HelmTest(t, release)
 }
 
 // apiURL is the API's Service, reached from the host through its ClusterIP as kube-proxy routes it.

@@ -58,6 +58,7 @@ func TestChartOnNode(t *testing.T) {
 	}
 	waitPolicies(t)
 	node.AssertHardened(t, chart, controllerPods)
+	node.HelmTest(t, release)
 
 	t.Run(policyengine.GeneratingPolicy, func(t *testing.T) { readyThroughThePod(t) })
 	t.Run("metrics answer an authorised token only", testMetricsAuthorised)
@@ -68,6 +69,7 @@ func TestChartOnNode(t *testing.T) {
 		t.Fatalf("helm upgrade --wait to %s: %v\n%s", policyengine.ClusterPolicy, err, node.PodReport(chart))
 	}
 	waitPolicies(t)
+	node.HelmTest(t, release)
 	t.Run(policyengine.ClusterPolicy, func(t *testing.T) { readyThroughThePod(t) })
 }
 

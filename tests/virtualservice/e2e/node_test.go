@@ -48,11 +48,12 @@ func TestMain(m *testing.M) {
 }
 
 func TestChartOnNode(t *testing.T) {
-	node.Install(t, nodeChart, "image", "virtualservice-operator", map[string]any{
+	release := node.Install(t, nodeChart, "image", "virtualservice-operator", map[string]any{
 		"replicaCount": 2,
 		"config":       map[string]any{"defaultNamespace": nodeProd, "developerNamespaces": []any{nodeDev}},
 	})
 	node.AssertHardened(t, nodeChart, operatorSel)
+	node.HelmTest(t, release)
 
 	servedPair(t, "shop")
 	leader := leaderPod(t)
