@@ -216,7 +216,7 @@ e2e-appsingress: appsingress-binaries
 # The node tier: the local cluster with a node (containerd, kubelet, kube-proxy, kube-scheduler, cluster DNS), every
 # chart installed from charts/<chart> with `helm install --wait` and its image from `make images`, each product proven
 # through its Pods, and the host left as found. One node per machine, so the packages run one at a time.
-NODE_TIER_PKGS := ./internal/testkit/devcluster/ $(foreach p,$(E2E_PRODUCTS),./tests/$(p)/e2e/)
+NODE_TIER_PKGS := ./internal/testkit/nodetier/ $(foreach p,$(E2E_PRODUCTS),./tests/$(p)/e2e/node/)
 
 .PHONY: e2e-node
 e2e-node: debian-packages devcluster-binaries appsingress-binaries images | $(JUNIT_DIR) ## The node tier: every chart on a real node (root on Linux)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -58,7 +59,7 @@ func (c *Cluster) BuildHostImage(ctx context.Context, img HostImage) error {
 	if err != nil {
 		return err
 	}
-	l, err := tarball.LayerFromReader(bytes.NewReader(layer))
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer)), nil })
 	if err != nil {
 		return err
 	}

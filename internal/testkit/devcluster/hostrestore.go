@@ -3,7 +3,6 @@ package devcluster
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +26,7 @@ func restoreHost(before *HostState, dataDir string, links []string) error {
 	for _, l := range now.Links {
 		if !slices.Contains(before.Links, l) && (slices.Contains(links, l) || strings.HasPrefix(l, "veth")) {
 			if out, err := exec.Command("ip", "link", "delete", l).CombinedOutput(); err != nil {
-				errs = append(errs, fmt.Errorf("ip link delete %s: %v: %s", l, err, out))
+				errs = append(errs, fmt.Errorf("ip link delete %s: %w: %s", l, err, out))
 			}
 		}
 	}
@@ -143,7 +142,7 @@ func removeRules(cmd string, before, now []string) error {
 	c := exec.Command(cmd+"-restore", "--noflush")
 	c.Stdin = strings.NewReader(strings.Join(script, "\n") + "\n")
 	if out, err := c.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s-restore removing the node's rules: %v: %s", cmd, err, out)
+		return fmt.Errorf("%s-restore removing the node's rules: %w: %s", cmd, err, out)
 	}
 	return nil
 }
@@ -165,10 +164,4 @@ func removeCgroup(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// linkExists reports whether a network link of that name exists.
-func linkExists(name string) bool {
-	_, err := net.InterfaceByName(name)
-	return err == nil
 }

@@ -226,6 +226,11 @@ func (h *HostState) save(path string) error {
 	return os.WriteFile(path, b, 0o600)
 }
 
+// LoadHostStateOf is the host's state a node recorded before it started from the cluster directory dir.
+func LoadHostStateOf(dir string) (*HostState, error) {
+	return loadHostState(newNodePaths(dir).hostBefore)
+}
+
 func loadHostState(path string) (*HostState, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

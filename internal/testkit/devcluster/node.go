@@ -70,7 +70,7 @@ func (c *Cluster) prepareNode() error {
 		{"route", "add", serviceCIDR, "dev", nodeLink},
 	} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 	}
 	// Pods reach the node, Services and each other; a packet from the Pods' bridge to anywhere else is dropped,
@@ -81,7 +81,7 @@ func (c *Cluster) prepareNode() error {
 		{"-I", "FORWARD", "-j", "DEVCLUSTER-NODE"},
 	} {
 		if out, err := exec.Command("iptables", rule...).CombinedOutput(); err != nil {
-			return fmt.Errorf("iptables %s: %v: %s", strings.Join(rule, " "), err, out)
+			return fmt.Errorf("iptables %s: %w: %s", strings.Join(rule, " "), err, out)
 		}
 	}
 	return nil

@@ -99,6 +99,7 @@ func Run(m *testing.M, start func(ctx context.Context, dir string) (*devcluster.
 		fmt.Fprintf(os.Stderr, "FAIL: the node left the host changed:\n  %s\n", strings.Join(d, "\n  "))
 		return 1
 	}
+	fmt.Println("host left as found: sysctls, iptables rules, links, routes, mounts, fixed paths and cgroups")
 	return code
 }
 
@@ -148,9 +149,12 @@ func (e *Env) HelmTest(t *testing.T, release *helmrelease.Release) {
 
 func (e *Env) importTestImage() error {
 	out, err := exec.Command("curl", "--version").Output()
+	if err != nil {
+		return fmt.Errorf("curl --version: %w (make debian-packages installs curl)", err)
+	}
 	version := regexp.MustCompile(`^curl (\d+\.\d+\.\d+)`).FindStringSubmatch(string(out))
 	if version == nil {
-		return fmt.Errorf("no curl version in %q (%v): make debian-packages installs curl", out, err)
+		return fmt.Errorf("no curl version in %q", out)
 	}
 	links := map[string]string{}
 	for _, applet := range []string{"sh", "nslookup", "grep", "cat"} {

@@ -1,6 +1,6 @@
 //go:build node
 
-package devcluster_test
+package nodetier_test
 
 import (
 	"context"
@@ -21,69 +21,38 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 )
 
-// The node tier: go test -tags node (make node-test, part of make test; root on Linux). One node per machine, so
-// these tests share one cluster, and the host is compared before and after.
-var cluster *devcluster.Cluster
+// The node proving itself (go test -tags node, part of make e2e-node; root on Linux): Pods, Services, cluster DNS,
+// the kubelet's identity, PersistentVolumeClaims, one node per machine, and (in Main) the host compared before and
+// after.
+var env *nodetier.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(runWithNode(m))
+	os.Exit(nodetier.Main(m, "devcluster", false, func(_ context.Context, e *nodetier.Env) error {
+		env = e
+		return hostComparisonSeesTheNode()
+	}))
 }
 
-func runWithNode(m *testing.M) int {
-	before, err := devcluster.CaptureHost()
+// hostComparisonSeesTheNode: the comparison must see what a running node changes, or its silence after Stop proves
+// nothing.
+func hostComparisonSeesTheNode() error {
+	before, err := devcluster.LoadHostStateOf(env.Cluster.Dir())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-	dir, err := os.MkdirTemp("", "devcluster-node-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	begin := time.Now()
-	cluster, err = devcluster.Start(ctx, devcluster.Options{Dir: dir, WithNode: true, Timeout: 5 * time.Minute})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "cluster with a node up in %s (node Ready in %s)\n", time.Since(begin).Round(100*time.Millisecond),
-		cluster.NodeReadyIn().Round(100*time.Millisecond))
-
-	// The comparison must see what a running node changes, or its silence after Stop proves nothing.
 	during, err := devcluster.CaptureHost()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	changes := before.Diff(during)
 	if !slices.Contains(changes, "link added: vi-node0") {
-		fmt.Fprintf(os.Stderr, "FAIL: the host comparison does not see the running node's link:\n  %s\n", strings.Join(changes, "\n  "))
-		return 1
+		return fmt.Errorf("the host comparison does not see the running node's link:\n  %s", strings.Join(changes, "\n  "))
 	}
 	fmt.Fprintf(os.Stderr, "the running node changed %d things on the host, e.g.:\n  %s\n", len(changes), strings.Join(sample(changes), "\n  "))
-
-	code := m.Run()
-
-	if err := cluster.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
-		return 1
-	}
-	after, err := devcluster.CaptureHost()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// Stop fails by itself when the host differs; this compares independently of the node's own record.
-	if d := before.Diff(after); len(d) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: the node left the host changed:\n  %s\n", strings.Join(d, "\n  "))
-		return 1
-	}
-	fmt.Fprintln(os.Stderr, "host left as found: sysctls, iptables rules, links, routes, mounts, paths and cgroups")
-	return code
+	return nil
 }
 
 // sample is one line of each kind of change.
@@ -102,11 +71,7 @@ func sample(changes []string) []string {
 
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	k, err := kubernetes.NewForConfig(cluster.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
+	return env.Kube
 }
 
 func namespace(t *testing.T, k kubernetes.Interface) string {
@@ -123,17 +88,10 @@ func namespace(t *testing.T, k kubernetes.Interface) string {
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
+	nodetier.Eventually(t, timeout, what, func() (bool, string, error) {
 		ok, err := cond()
-		if ok {
-			return
-		}
-		last = err
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s (last error: %v)", what, timeout, last)
+		return ok, "", err
+	})
 }
 
 func echoPod(name string, labels map[string]string) *corev1.Pod {
@@ -202,14 +160,14 @@ func TestPodsServicesAndDNS(t *testing.T) {
 
 	var out string
 	eventually(t, 30*time.Second, "the Service from another Pod by its DNS name", func() (bool, error) {
-		out, err = cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "get", "http://server."+ns+".svc.cluster.local/x")
+		out, err = env.Cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "get", "http://server."+ns+".svc.cluster.local/x")
 		return err == nil && strings.Contains(out, "server GET server."+ns+".svc.cluster.local/x"), err
 	})
-	out, err = cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "get", "https://kubernetes.default.svc/readyz")
+	out, err = env.Cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "get", "https://kubernetes.default.svc/readyz")
 	if err != nil || !strings.Contains(out, "200 OK") {
 		t.Errorf("the API server from a Pod through the kubernetes Service: %q, %v", out, err)
 	}
-	out, err = cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "lookup", "example.com")
+	out, err = env.Cluster.Exec(ctx, ns, "client", "echo", "/usr/local/bin/echo", "lookup", "example.com")
 	if err == nil {
 		t.Errorf("cluster DNS answered a name outside the cluster (nothing may leave the machine): %q", out)
 	}
@@ -221,7 +179,7 @@ func TestPodsServicesAndDNS(t *testing.T) {
 			return false, err
 		}
 		defer resp.Body.Close()
-		return resp.StatusCode == 200, nil
+		return resp.StatusCode == http.StatusOK, nil
 	})
 }
 
@@ -233,7 +191,7 @@ func TestKubeletIdentity(t *testing.T) {
 	if _, err := k.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unused"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Dir()+"/node/kubelet.kubeconfig")
+	cfg, err := clientcmd.BuildConfigFromFlags("", env.Cluster.Dir()+"/node/kubelet.kubeconfig")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +236,7 @@ func TestPersistentVolumeClaim(t *testing.T) {
 // A second node on the same machine is refused with a message that says which one runs.
 func TestOneNodePerMachine(t *testing.T) {
 	_, err := devcluster.Start(context.Background(), devcluster.Options{Dir: t.TempDir(), WithNode: true, Timeout: time.Minute})
-	if err == nil || !strings.Contains(err.Error(), "one node per machine") || !strings.Contains(err.Error(), cluster.Dir()) {
+	if err == nil || !strings.Contains(err.Error(), "one node per machine") || !strings.Contains(err.Error(), env.Cluster.Dir()) {
 		t.Fatalf("second node: %v", err)
 	}
 }

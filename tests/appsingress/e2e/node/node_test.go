@@ -1,6 +1,6 @@
 //go:build node
 
-package e2e_test
+package node_test
 
 import (
 	"context"
