@@ -258,7 +258,7 @@ devcluster-test: devcluster-binaries ## The devcluster's own integration test (g
 ##@ Use
 
 .PHONY: demo
-demo: devcluster-binaries ## Start a local cluster with Kyverno, helm install the chart, show the coder example following a recreated Service
+demo: debian-packages devcluster-binaries ## Start a local cluster with Kyverno (and a node as root), helm install the chart, show the coder example following a recreated Service
 	$(GO) run ./tools/demo
 
 .PHONY: demo-apps

@@ -1,5 +1,6 @@
 // Command demo shows the main job of virtual-ingress on a real control plane: it starts the devcluster with Kyverno,
-// installs charts/virtual-ingress with Helm, runs the chart's status controller as its Deployment would, creates the
+// installs charts/virtual-ingress with Helm and its status controller (with a node, as root on Linux, the chart's
+// Deployment runs it as a Pod from an image built here; otherwise this process runs it as the Deployment would), creates the
 // coder VirtualIngress and a Service like the ones the Kubevirt CCM creates (random name, stable labels), prints the
 // generated Ingress and the VirtualIngress going Ready, recreates the Service under a new name and shows both
 // following, then shows a VirtualIngress whose labels match no Service and how kubectl explains it. The cluster keeps
@@ -30,7 +31,10 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
-const ns = "tenant-root"
+const (
+	ns    = "tenant-root"
+	chart = "virtual-ingress"
+)
 
 func main() {
 	if err := run(context.Background()); err != nil {
@@ -48,9 +52,16 @@ func run(ctx context.Context) error {
 		return err
 	}
 	dir := filepath.Join(root, ".devcluster", "demo")
-	step("Starting kube-apiserver, etcd, kube-controller-manager and Kyverno as local processes")
+	// With a node the chart's own Pod runs the status controller; a node needs root on Linux and Debian's containerd.
+	noNode := devcluster.NodeAvailable()
+	if noNode == nil {
+		step("Starting kube-apiserver, etcd, kube-controller-manager, Kyverno and a node (containerd, kubelet, kube-proxy)")
+	} else {
+		step("Starting kube-apiserver, etcd, kube-controller-manager and Kyverno as local processes")
+		fmt.Printf("    (no node, so the status controller runs as a process: %v)\n", noNode)
+	}
 	// Detach: the cluster outlives this program, for exploring; `make demo-down` stops it.
-	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, WithKyverno: true, Detach: true})
+	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, WithKyverno: true, WithNode: noNode == nil, Detach: true})
 	if err != nil {
 		return err
 	}
@@ -58,22 +69,30 @@ func run(ctx context.Context) error {
 	dyn := dynamic.NewForConfigOrDie(cluster.RESTConfig())
 	k := kubectl{cfg: cluster.RESTConfig()}
 
-	step("helm install virtual-ingress ./charts/virtual-ingress")
-	if _, err := cluster.InstallRepoChart(ctx, root, "virtual-ingress"); err != nil {
-		return err
+	if noNode == nil {
+		if err := installOnNode(ctx, cluster, root, kube); err != nil {
+			return err
+		}
+	} else {
+		step("helm install virtual-ingress ./charts/virtual-ingress")
+		if _, err := cluster.InstallRepoChart(ctx, root, chart); err != nil {
+			return err
+		}
 	}
 	if err := virtualingress.WaitAdmissionReady(ctx, dyn, 2*time.Minute); err != nil {
 		return err
 	}
-	stopController, err := startStatusController(ctx, cluster)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := stopController(); err != nil {
-			fmt.Fprintln(os.Stderr, "demo: status controller:", err)
+	if noNode != nil {
+		stopController, err := startStatusController(ctx, cluster)
+		if err != nil {
+			return err
 		}
-	}()
+		defer func() {
+			if err := stopController(); err != nil {
+				fmt.Fprintln(os.Stderr, "demo: status controller:", err)
+			}
+		}()
+	}
 
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
@@ -152,8 +171,12 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	fmt.Printf("\nThe cluster keeps running (the status controller stops with this program). Explore it with:\n"+
-		"  eval \"$(go run ./tools/devcluster env --dir %s)\"\n  kubectl describe virtualingress -n %s coder\nStop it with: make demo-down\n", dir, ns)
+	stops := "the status controller stops with this program"
+	if noNode == nil {
+		stops = "and so does the status controller's Pod"
+	}
+	fmt.Printf("\nThe cluster keeps running (%s). Explore it with:\n"+
+		"  eval \"$(go run ./tools/devcluster env --dir %s)\"\n  kubectl describe virtualingress -n %s coder\nStop it with: make demo-down\n", stops, dir, ns)
 	return nil
 }
 

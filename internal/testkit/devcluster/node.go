@@ -87,6 +87,9 @@ func (c *Cluster) prepareNode() error {
 	return nil
 }
 
+// NodeAvailable says why this machine cannot run a node, or nil when it can.
+func NodeAvailable() error { return nodePrerequisites() }
+
 // nodePrerequisites explains what a node needs that this machine lacks.
 func nodePrerequisites() error {
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {

@@ -18,29 +18,56 @@ func (c *Cluster) ImportChartImage(ctx context.Context, repoRoot, chart, imageVa
 	if _, err := os.Stat(filepath.Join(layout, "index.json")); err != nil {
 		return nil, fmt.Errorf("devcluster: no image at %s: run `make images` first", layout)
 	}
-	ch, err := loader.Load(filepath.Join(repoRoot, "charts", chart))
+	img, err := chartImage(repoRoot, chart, imageValues)
 	if err != nil {
 		return nil, err
+	}
+	if err := c.ImportImage(ctx, layout, img.repository); err != nil {
+		return nil, err
+	}
+	return img.neverPull, nil
+}
+
+// BuildChartImage is ImportChartImage without `make images`: it builds Go main package pkg for this machine only,
+// tagged with the chart's appVersion as `make images` tags it.
+func (c *Cluster) BuildChartImage(ctx context.Context, repoRoot, chart, imageValues, pkg string) (map[string]any, error) {
+	img, err := chartImage(repoRoot, chart, imageValues)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.BuildImage(ctx, pkg, img.repository+":"+img.appVersion); err != nil {
+		return nil, err
+	}
+	return img.neverPull, nil
+}
+
+type chartImageRef struct {
+	repository, appVersion string
+	neverPull              map[string]any
+}
+
+// chartImage reads the image repository a chart's values give at imageValues.
+func chartImage(repoRoot, chart, imageValues string) (chartImageRef, error) {
+	ch, err := loader.Load(filepath.Join(repoRoot, "charts", chart))
+	if err != nil {
+		return chartImageRef{}, err
 	}
 	values := ch.Values
 	path := strings.Split(imageValues, ".")
 	for _, key := range path {
 		next, ok := values[key].(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("devcluster: chart %s has no map %s in its values", chart, imageValues)
+			return chartImageRef{}, fmt.Errorf("devcluster: chart %s has no map %s in its values", chart, imageValues)
 		}
 		values = next
 	}
 	repository, _ := values["repository"].(string)
 	if repository == "" {
-		return nil, fmt.Errorf("devcluster: chart %s has no %s.repository", chart, imageValues)
-	}
-	if err := c.ImportImage(ctx, layout, repository); err != nil {
-		return nil, err
+		return chartImageRef{}, fmt.Errorf("devcluster: chart %s has no %s.repository", chart, imageValues)
 	}
 	override := map[string]any{"pullPolicy": "Never"}
 	for i := len(path) - 1; i >= 0; i-- {
 		override = map[string]any{path[i]: override}
 	}
-	return override, nil
+	return chartImageRef{repository: repository, appVersion: ch.Metadata.AppVersion, neverPull: override}, nil
 }
