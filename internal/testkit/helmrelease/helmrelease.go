@@ -43,34 +43,42 @@ func New(kubeconfig, chartDir, name, namespace string) (*Release, error) {
 
 // Install installs the release, creating its namespace.
 func (h *Release) Install(ctx context.Context, values map[string]any) error {
-	install := action.NewInstall(h.cfg)
-	install.ReleaseName = h.name
-	install.Namespace = h.namespace
-	install.CreateNamespace = true
-	_, err := install.RunWithContext(ctx, h.chart, values)
-	return err
+	return h.install(ctx, values, 0)
 }
 
 // InstallWait is `helm install --wait --timeout`: it returns once every Deployment, StatefulSet, DaemonSet, Pod,
 // PVC and Service of the release is ready (on a cluster with a node), or fails after timeout.
 func (h *Release) InstallWait(ctx context.Context, values map[string]any, timeout time.Duration) error {
+	return h.install(ctx, values, timeout)
+}
+
+// install waits as --wait does when wait is positive.
+func (h *Release) install(ctx context.Context, values map[string]any, wait time.Duration) error {
 	install := action.NewInstall(h.cfg)
 	install.ReleaseName = h.name
 	install.Namespace = h.namespace
 	install.CreateNamespace = true
-	install.Wait = true
-	install.Timeout = timeout
+	install.Wait, install.Timeout = wait > 0, wait
 	_, err := install.RunWithContext(ctx, h.chart, values)
 	return err
 }
 
+// Upgrade applies values on top of the chart defaults (like `helm upgrade --reset-values -f`), so each call states
+// the whole configuration under test.
+func (h *Release) Upgrade(ctx context.Context, values map[string]any) error {
+	return h.upgrade(ctx, values, 0)
+}
+
 // UpgradeWait is Upgrade with `--wait --timeout`.
 func (h *Release) UpgradeWait(ctx context.Context, values map[string]any, timeout time.Duration) error {
+	return h.upgrade(ctx, values, timeout)
+}
+
+func (h *Release) upgrade(ctx context.Context, values map[string]any, wait time.Duration) error {
 	upgrade := action.NewUpgrade(h.cfg)
 	upgrade.Namespace = h.namespace
 	upgrade.ResetValues = true
-	upgrade.Wait = true
-	upgrade.Timeout = timeout
+	upgrade.Wait, upgrade.Timeout = wait > 0, wait
 	_, err := upgrade.RunWithContext(ctx, h.name, h.chart, values)
 	return err
 }
@@ -89,16 +97,6 @@ func (h *Release) Test(ctx context.Context, timeout time.Duration) error {
 		return fmt.Errorf("helm test %s: %w\n%s", h.name, err, logs.String())
 	}
 	return nil
-}
-
-// Upgrade applies values on top of the chart defaults (like `helm upgrade --reset-values -f`), so each call states
-// the whole configuration under test.
-func (h *Release) Upgrade(ctx context.Context, values map[string]any) error {
-	upgrade := action.NewUpgrade(h.cfg)
-	upgrade.Namespace = h.namespace
-	upgrade.ResetValues = true
-	_, err := upgrade.RunWithContext(ctx, h.name, h.chart, values)
-	return err
 }
 
 // Uninstall removes the release.

@@ -94,52 +94,12 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	})
 }
 
-func echoPod(name string, labels map[string]string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{
-				Name: "echo", Image: devcluster.EchoImage, ImagePullPolicy: corev1.PullNever,
-				Args: []string{"serve"},
-				Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
-					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
-				}}},
-				Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-			}},
-		},
-	}
-}
-
-func waitPodReady(t *testing.T, k kubernetes.Interface, ns, name string) *corev1.Pod {
-	t.Helper()
-	var pod *corev1.Pod
-	eventually(t, 60*time.Second, "Pod "+name+" Ready", func() (bool, error) {
-		var err error
-		if pod, err = k.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{}); err != nil {
-			return false, err
-		}
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, fmt.Errorf("phase %s, conditions %v", pod.Status.Phase, pod.Status.Conditions)
-	})
-	return pod
-}
-
 // Pods run, are probed, log and take exec; a ClusterIP Service answers from the host and, by its DNS name, from
 // another Pod; Pods reach the API server at the `kubernetes` Service.
 func TestPodsServicesAndDNS(t *testing.T) {
 	ctx := context.Background()
 	k := kube(t)
 	ns := namespace(t, k)
-	for _, name := range []string{"server", "client"} {
-		if _, err := k.CoreV1().Pods(ns).Create(ctx, echoPod(name, map[string]string{"app": name}), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	svc, err := k.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "server"},
 		Spec: corev1.ServiceSpec{
@@ -150,8 +110,9 @@ func TestPodsServicesAndDNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitPodReady(t, k, ns, "server")
-	waitPodReady(t, k, ns, "client")
+	for _, name := range []string{"server", "client"} {
+		env.RunEchoPod(t, ns, name, map[string]string{"app": name})
+	}
 
 	logs, err := k.CoreV1().Pods(ns).GetLogs("server", &corev1.PodLogOptions{}).DoRaw(ctx)
 	if err != nil || !strings.Contains(string(logs), "echo server listening") {

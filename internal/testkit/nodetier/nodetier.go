@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -246,4 +247,49 @@ func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (o
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("%s: not within %s (last seen: %s, error: %v)", what, timeout, detail, err)
+}
+
+// EchoPod is a Pod of the node's echo workload (devcluster.EchoImage) serving HTTP on its port "http" (8080), Ready
+// once it answers there; its name is also what it answers with.
+func EchoPod(name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name: "echo", Image: devcluster.EchoImage, ImagePullPolicy: corev1.PullNever,
+				Args: []string{"serve"},
+				Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
+				}}},
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}},
+					PeriodSeconds: 1,
+				},
+			}},
+		},
+	}
+}
+
+// RunEchoPod creates EchoPod(name, labels) in namespace and waits until it is Ready.
+func (e *Env) RunEchoPod(t *testing.T, namespace, name string, labels map[string]string) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.Kube.CoreV1().Pods(namespace).Create(ctx, EchoPod(name, labels), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pod *corev1.Pod
+	Eventually(t, time.Minute, "Pod "+namespace+"/"+name+" Ready", func() (bool, string, error) {
+		var err error
+		if pod, err = e.Kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, "", err
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true, "", nil
+			}
+		}
+		return false, string(pod.Status.Phase), nil
+	})
+	return pod
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -76,7 +75,7 @@ func TestChartOnNode(t *testing.T) {
 
 	// From the pod network: the chart's CoreDNS answers the hosted cluster's names with the proxy Service, and the
 	// chart's HAProxy passes a TLS connection for the API name through to the hosted API server.
-	client := startClientPod(t)
+	client := node.RunEchoPod(t, "default", "probe", nil)
 	dnsSvc, err := node.Kube.CoreV1().Services(nodeChart).Get(ctx, nodeChart+"-dns", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -104,29 +103,6 @@ func TestChartOnNode(t *testing.T) {
 			"https://"+apiName+":6443/readyz", "--connect", proxySvc.Spec.ClusterIP+":6443")
 		return err == nil && strings.HasPrefix(out, "200 OK") && strings.HasSuffix(out, "ok"), out, err
 	})
-}
-
-// startClientPod runs an echo Pod to probe from the pod network.
-func startClientPod(t *testing.T) *corev1.Pod {
-	t.Helper()
-	ctx := context.Background()
-	pod, err := node.Kube.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "echo", Image: devcluster.EchoImage, ImagePullPolicy: corev1.PullNever, Args: []string{"serve"},
-		}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodetier.Eventually(t, time.Minute, "the probe Pod running", func() (bool, string, error) {
-		p, err := node.Kube.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		return p.Status.Phase == corev1.PodRunning, string(p.Status.Phase), nil
-	})
-	return pod
 }
 
 // importUpstreamImages builds the chart's CoreDNS and HAProxy images from the programs on this machine, tagged

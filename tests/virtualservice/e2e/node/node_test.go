@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
 )
@@ -77,17 +76,7 @@ func servedPair(t *testing.T, name string) {
 	t.Helper()
 	for _, ns := range []string{nodeProd, nodeDev} {
 		labels := map[string]string{"app": name}
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "echo", Image: devcluster.EchoImage, ImagePullPolicy: corev1.PullNever, Args: []string{"serve"},
-				Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-			}}},
-		}
-		if _, err := node.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		node.RunEchoPod(t, ns, name, labels)
 		svc := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
