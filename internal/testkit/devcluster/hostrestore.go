@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -14,7 +15,7 @@ import (
 )
 
 // restoreHost undoes what a node changed since before was captured, touching only what the node's components make
-// (mounts under dataDir and the fixed paths, its links and the Pods' veths, the rules and chains added since, the
+// (mounts under dataDir and the fixed paths, its links and the veths on them, the rules and chains added since, the
 // sysctls, the kubepods cgroups, the fixed paths it created), and reports what still differs.
 func restoreHost(before *HostState, dataDir string, links []string) error {
 	now, err := CaptureHost()
@@ -23,11 +24,23 @@ func restoreHost(before *HostState, dataDir string, links []string) error {
 	}
 	var errs []error
 	errs = append(errs, unmountNew(before, now, dataDir)...)
+	// The Pods' veths left on the node's bridges first (only those: another program's veths are not the node's),
+	// then the bridges.
+	var remove []string
 	for _, l := range now.Links {
-		if !slices.Contains(before.Links, l) && (slices.Contains(links, l) || strings.HasPrefix(l, "veth")) {
-			if out, err := exec.Command("ip", "link", "delete", l).CombinedOutput(); err != nil {
-				errs = append(errs, fmt.Errorf("ip link delete %s: %w: %s", l, err, out))
-			}
+		if master, err := os.Readlink(filepath.Join("/sys/class/net", l, "master")); err == nil &&
+			!slices.Contains(before.Links, l) && slices.Contains(links, filepath.Base(master)) {
+			remove = append(remove, l)
+		}
+	}
+	for _, l := range links {
+		if slices.Contains(now.Links, l) && !slices.Contains(before.Links, l) {
+			remove = append(remove, l)
+		}
+	}
+	for _, l := range remove {
+		if out, err := exec.Command("ip", "link", "delete", l).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("ip link delete %s: %w: %s", l, err, out))
 		}
 	}
 	for cmd, rules := range now.Iptables {
@@ -93,9 +106,28 @@ func unmountNew(before, now *HostState, dataDir string) []error {
 	return errs
 }
 
-// removeRules deletes the rules and chains that are in now and not in before, table by table, in one
-// `iptables-restore --noflush` so that nothing else's rules are touched.
+// nodeChain matches the chains the node's components create: kube-proxy's and the kubelet's (KUBE-), the CNI
+// plugins' (CNI-) and the node's own (DEVCLUSTER-).
+var nodeChain = regexp.MustCompile(`^(KUBE|CNI|DEVCLUSTER)-`)
+
+// removeRules deletes, table by table in one `iptables-restore --noflush`, the node's chains that are in now and not
+// in before, and the new rules that jump to them; nothing else's rules are touched (a rule someone else added
+// meanwhile is left, and the comparison that follows reports it).
 func removeRules(cmd string, before, now []string) error {
+	script := nodeRuleRemoval(before, now)
+	if script == "" {
+		return nil
+	}
+	c := exec.Command(cmd+"-restore", "--noflush")
+	c.Stdin = strings.NewReader(script)
+	if out, err := c.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s-restore removing the node's rules: %w: %s", cmd, err, out)
+	}
+	return nil
+}
+
+// nodeRuleRemoval is the iptables-restore input removeRules runs, "" when there is nothing to remove.
+func nodeRuleRemoval(before, now []string) string {
 	var script []string
 	var table string
 	var newChains, deletes []string
@@ -128,23 +160,30 @@ func removeRules(cmd string, before, now []string) error {
 			table, newChains, deletes = l, nil, nil
 		case seen[table+" "+l]:
 		case strings.HasPrefix(l, ":"):
-			if f := strings.Fields(l[1:]); len(f) > 1 && f[1] == "-" {
+			if f := strings.Fields(l[1:]); len(f) > 1 && f[1] == "-" && nodeChain.MatchString(f[0]) {
 				newChains = append(newChains, f[0])
 			}
 		case strings.HasPrefix(l, "-A "):
-			deletes = append(deletes, "-D "+strings.TrimPrefix(l, "-A "))
+			f := strings.Fields(l)
+			if len(f) > 1 && !nodeChain.MatchString(f[1]) && jumpsToNodeChain(f) {
+				deletes = append(deletes, "-D "+strings.TrimPrefix(l, "-A "))
+			}
 		}
 	}
 	flush()
 	if len(script) == 0 {
-		return nil
+		return ""
 	}
-	c := exec.Command(cmd+"-restore", "--noflush")
-	c.Stdin = strings.NewReader(strings.Join(script, "\n") + "\n")
-	if out, err := c.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s-restore removing the node's rules: %w: %s", cmd, err, out)
+	return strings.Join(script, "\n") + "\n"
+}
+
+func jumpsToNodeChain(fields []string) bool {
+	for i, f := range fields {
+		if (f == "-j" || f == "-g") && i+1 < len(fields) && nodeChain.MatchString(fields[i+1]) {
+			return true
+		}
 	}
-	return nil
+	return false
 }
 
 // removeCgroup removes a cgroup and its children, deepest first (a cgroup with children cannot be removed).
