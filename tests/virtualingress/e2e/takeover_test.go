@@ -86,6 +86,10 @@ func testNoTakeoverBeforeGeneration(k takeoverKind) func(*testing.T) {
 		ns := newNamespace(t, "e2e-takeover")
 		labels := map[string]string{"app": "now"}
 		createService(t, ns, ccmName(t), labels)
+		// Admission resolves from Kyverno's global context of Services, which sees a new Service a moment later: a
+		// first source resolving proves the Service is there, so that "hold" resolves at once as this case needs.
+		createSource(t, k, k.newSource(ns, "probe", labels))
+		waitCondition(t, k, ns, "probe", "Resolved", "True", "")
 		startBackground := stopBackgroundController(t)
 		createSource(t, k, k.newSource(ns, "hold", labels))
 		waitCondition(t, k, ns, "hold", "Resolved", "True", "")
