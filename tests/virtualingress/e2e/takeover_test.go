@@ -86,10 +86,22 @@ func testNoTakeoverBeforeGeneration(k takeoverKind) func(*testing.T) {
 		ns := newNamespace(t, "e2e-takeover")
 		labels := map[string]string{"app": "now"}
 		createService(t, ns, ccmName(t), labels)
-		// Admission resolves from Kyverno's global context of Services, which sees a new Service a moment later: a
-		// first source resolving proves the Service is there, so that "hold" resolves at once as this case needs.
-		createSource(t, k, k.newSource(ns, "probe", labels))
-		waitCondition(t, k, ns, "probe", "Resolved", "True", "")
+		// Admission resolves from Kyverno's global context of Services, which sees a new Service a moment later (a
+		// source created before that stays unresolved until the next Service event). A probe source resolving at its
+		// creation proves the Service is there, so that "hold" resolves at once as this case needs.
+		probes := 0
+		eventually(t, "Kyverno's global context has the Service", func() (bool, string, error) {
+			probes++
+			name := fmt.Sprintf("probe-%d", probes)
+			createSource(t, k, k.newSource(ns, name, labels))
+			time.Sleep(time.Second)
+			src, err := env.dyn.Resource(k.sourceGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			s, r, m := virtualingress.Condition(src, "Resolved")
+			return s == "True", name + ": " + s + " " + r + ": " + m, nil
+		})
 		startBackground := stopBackgroundController(t)
 		createSource(t, k, k.newSource(ns, "hold", labels))
 		waitCondition(t, k, ns, "hold", "Resolved", "True", "")
