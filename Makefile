@@ -243,9 +243,10 @@ bin/devcluster/metallb-controller-$(METALLB_VERSION):
 
 # The local control plane (etcd, kube-apiserver, kube-controller-manager) and Kyverno's controllers, built into
 # bin/devcluster by internal/testkit/devcluster, which keys each by the version its go.mod pins: a no-op once built.
+# As root also Traefik, the ingress controller the node tier and the traffic bench send requests through.
 .PHONY: devcluster-binaries
-devcluster-binaries: ## Build the local control plane, the node's components and Kyverno into bin/devcluster (once per version)
-	$(GO) run ./tools/devcluster build --with-kyverno --with-node
+devcluster-binaries: ## Build the local control plane, the node's components and Kyverno (as root Traefik too) into bin/devcluster (once per version)
+	$(GO) run ./tools/devcluster build --with-kyverno --with-node $(if $(IS_ROOT),--with-traefik)
 
 .PHONY: debian-packages
 debian-packages: ## Install the Debian packages tests run (HAProxy, PostgreSQL; a node's as root), only those missing (apt-get as root, else sudo)
@@ -276,6 +277,7 @@ demo-ssvirt: devcluster-binaries ## ssvirt-api on SQLite and a local control pla
 .PHONY: bench
 bench: debian-packages devcluster-binaries appsingress-binaries ## Every product's benchmark (tests/<product>/bench); writes _output/bench/<product>.json
 	$(GO) run ./tests/virtualingress/bench --out _output/bench/virtualingress.json
+	$(if $(IS_ROOT),$(GO) run ./tests/virtualingress/bench/traffic --out _output/bench/virtualingress-traffic.json,@echo "make bench: the traffic bench (tests/virtualingress/bench/traffic) was not run: it needs root")
 	$(GO) run ./tests/virtualservice/bench --out _output/bench/virtualservice.json
 	$(GO) run ./tests/ssvirt/bench --out _output/bench/ssvirt.json
 	$(GO) run ./tests/appsingress/bench --out _output/bench/appsingress.json

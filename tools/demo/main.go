@@ -3,7 +3,8 @@
 // Deployment runs it as a Pod from an image built here; otherwise this process runs it as the Deployment would), creates the
 // coder VirtualIngress and a Service like the ones the Kubevirt CCM creates (random name, stable labels), prints the
 // generated Ingress and the VirtualIngress going Ready, recreates the Service under a new name and shows both
-// following, then shows a VirtualIngress whose labels match no Service and how kubectl explains it. The cluster keeps
+// following (with a node, curl through Traefik reaches the tenant's echo Pod before and after), then shows a
+// VirtualIngress whose labels match no Service and how kubectl explains it. The cluster keeps
 // running for exploration; `make demo-down` stops it.
 package main
 
@@ -102,9 +103,20 @@ func run(ctx context.Context) error {
 		return err
 	}
 	labels := selectorOf(vi)
+	// With a node, requests go through a real ingress controller to a real Pod behind the mirrored Service.
+	var plane *dataPlane
+	newService := serviceWithoutEndpoints
+	if noNode == nil {
+		class, _, _ := unstructured.NestedString(vi.Object, "spec", "ingressClassName")
+		if plane, err = startDataPlane(ctx, cluster, kube, dir, class, hostOf(vi)); err != nil {
+			return err
+		}
+		defer plane.stop()
+		newService = plane.service
+	}
 	first := ccmName()
 	step(fmt.Sprintf("The Kubevirt CCM mirrors tenant Service relay/relay-family as %s/%s", ns, first))
-	if err := createService(ctx, kube, first, labels); err != nil {
+	if _, err := kube.CoreV1().Services(ns).Create(ctx, newService(first, labels), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	step("kubectl apply -f fixtures/examples/virtualingresses.yaml   (VirtualIngress coder, selecting by labels)")
@@ -127,6 +139,12 @@ func run(ctx context.Context) error {
 	if err := k.get(ctx, virtualingress.GVR, ns); err != nil {
 		return err
 	}
+	if plane != nil {
+		step("A request through the ingress controller reaches the tenant's workload")
+		if err := plane.curl(ctx); err != nil {
+			return err
+		}
+	}
 
 	second := ccmName()
 	step(fmt.Sprintf("The tenant Service is recreated: the CCM deletes %s and creates %s", first, second))
@@ -134,7 +152,7 @@ func run(ctx context.Context) error {
 	if err := kube.CoreV1().Services(ns).Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	if err := createService(ctx, kube, second, labels); err != nil {
+	if _, err := kube.CoreV1().Services(ns).Create(ctx, newService(second, labels), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	after, err := waitIngress(ctx, kube, second)
@@ -150,6 +168,12 @@ func run(ctx context.Context) error {
 	step(fmt.Sprintf("coder is Ready again with the new Service %s after the recreation", since(start)))
 	if err := k.get(ctx, virtualingress.GVR, ns); err != nil {
 		return err
+	}
+	if plane != nil {
+		step("The same request after the recreation, through the Ingress that followed the new Service")
+		if err := plane.curl(ctx); err != nil {
+			return err
+		}
 	}
 
 	step("A mistake users make: VirtualIngress wiki selects labels no Service has")
@@ -173,7 +197,7 @@ func run(ctx context.Context) error {
 
 	stops := "the status controller stops with this program"
 	if noNode == nil {
-		stops = "and so does the status controller's Pod"
+		stops = "and so does the status controller's Pod; Traefik stopped with this program"
 	}
 	fmt.Printf("\nThe cluster keeps running (%s). Explore it with:\n"+
 		"  eval \"$(go run ./tools/devcluster env --dir %s)\"\n  kubectl describe virtualingress -n %s coder\nStop it with: make demo-down\n", stops, dir, ns)
@@ -204,15 +228,21 @@ func selectorOf(vi *unstructured.Unstructured) map[string]string {
 	return labels
 }
 
-func createService(ctx context.Context, kube kubernetes.Interface, name string, labels map[string]string) error {
-	_, err := kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+// serviceWithoutEndpoints is the mirrored Service called name when no Pod can run: nothing answers behind it.
+func serviceWithoutEndpoints(name string, labels map[string]string) *corev1.Service {
+	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec: corev1.ServiceSpec{
 			Type:  corev1.ServiceTypeLoadBalancer,
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
 		},
-	}, metav1.CreateOptions{})
-	return err
+	}
+}
+
+func hostOf(vi *unstructured.Unstructured) string {
+	rules, _, _ := unstructured.NestedSlice(vi.Object, "spec", "rules")
+	host, _, _ := unstructured.NestedString(rules[0].(map[string]any), "host")
+	return host
 }
 
 // waitIngress waits until coder-generated routes to service.

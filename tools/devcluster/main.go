@@ -4,7 +4,7 @@
 //	eval "$(go run ./tools/devcluster env [--dir D])"         point kubectl at it
 //	go run ./tools/devcluster status [--dir D]                which components run
 //	go run ./tools/devcluster down [--dir D]                  stop everything, remove D
-//	go run ./tools/devcluster build [--with-kyverno] [--with-node]          only build the cached binaries
+//	go run ./tools/devcluster build [--with-kyverno] [--with-node] [--with-traefik]   only build the cached binaries
 //
 // D defaults to .devcluster at the repository root. See internal/testkit/devcluster for the Go API.
 package main
@@ -32,9 +32,10 @@ commands:
   down [--dir D]                                             stop the cluster in D, remove D, restore the host
   env [--dir D]                                              print 'export KUBECONFIG=D/admin.kubeconfig'
   status [--dir D]                                           list the components running from D
-  build [--with-kyverno] [--with-node]                       build the binaries into bin/devcluster only
+  build [--with-kyverno] [--with-node] [--with-traefik]      build the binaries into bin/devcluster only
 
 --with-node runs a node (containerd, kubelet, kube-proxy, kube-scheduler, cluster DNS): root on Linux only.
+--with-traefik builds Traefik too, the ingress controller virtual-ingress's traffic tests and bench run.
 
 D defaults to <repository root>/.devcluster.
 `
@@ -57,11 +58,14 @@ func main() {
 func run(command string, args []string) error {
 	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	dir := fs.String("dir", "", "data directory (default <repository root>/.devcluster)")
-	withKyverno, withNode := false, false
+	withKyverno, withNode, withTraefik := false, false, false
 	timeout := 3 * time.Minute
 	if command == "up" || command == "build" {
 		fs.BoolVar(&withKyverno, "with-kyverno", false, "also install and run Kyverno's admission and background controllers")
 		fs.BoolVar(&withNode, "with-node", false, "also run a node, so Pods run (root on Linux)")
+	}
+	if command == "build" {
+		fs.BoolVar(&withTraefik, "with-traefik", false, "also build Traefik (virtual-ingress's traffic tests and bench)")
 	}
 	if command == "up" {
 		fs.DurationVar(&timeout, "timeout", timeout, "how long to wait for readiness once the binaries exist")
@@ -122,7 +126,11 @@ func run(command string, args []string) error {
 		}
 		return nil
 	case "build":
-		return devcluster.Build(ctx, devcluster.Options{RepoRoot: root, WithKyverno: withKyverno, WithNode: withNode})
+		if err := devcluster.Build(ctx, devcluster.Options{RepoRoot: root, WithKyverno: withKyverno, WithNode: withNode}); err != nil || !withTraefik {
+			return err
+		}
+		_, err := devcluster.BuildTraefik(ctx, os.Stderr)
+		return err
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		return fmt.Errorf("unknown command %q", command)

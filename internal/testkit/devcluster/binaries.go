@@ -54,6 +54,10 @@ var (
 	binCoreDNS = binarySpec{
 		file: "coredns", module: "coredns", versionModule: "github.com/coredns/coredns", pkg: "github.com/coredns/coredns",
 	}
+	binTraefik = binarySpec{
+		file: "traefik", module: "traefik", versionModule: "github.com/traefik/traefik/v3",
+		pkg: "github.com/traefik/traefik/v3/cmd/traefik", ldflags: traefikVersionLDFlags,
+	}
 	binKyverno = binarySpec{
 		file: "kyverno", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/kyverno", ldflags: kyvernoVersionLDFlags,
@@ -77,6 +81,12 @@ func kubeVersionLDFlags(version string) string {
 		fmt.Fprintf(&b, " -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s", pkg, version, pkg, major, pkg, minor)
 	}
 	return b.String()
+}
+
+// traefikVersionLDFlags stamps the version Traefik reports. A stamped build would check for newer releases,
+// so whoever runs it passes --global.checkNewVersion=false.
+func traefikVersionLDFlags(version string) string {
+	return "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=" + version
 }
 
 func kyvernoVersionLDFlags(version string) string {

@@ -88,8 +88,10 @@ func (c *Cluster) startKyverno(ctx context.Context) error {
 			fmt.Sprintf("--metricsPort=%d", c.ports.backgroundMetrics),
 		}},
 	} {
+		// Each controller acts as its own ServiceAccount: Kyverno recognises its own requests by user name (loop
+		// protection, skipBackgroundRequests), and RBAC gaps only show when it runs with its real permissions.
 		kubeconfig := filepath.Join(c.dir, k.component+".kubeconfig")
-		if err := c.serviceAccountKubeconfig(ctx, k.ctrl.serviceAccount, kubeconfig); err != nil {
+		if err := c.ServiceAccountKubeconfig(ctx, KyvernoNamespace, k.ctrl.serviceAccount, kubeconfig); err != nil {
 			return err
 		}
 		args := overrideArgs(k.ctrl.args, slices.Concat([]string{
@@ -322,17 +324,6 @@ func overrideArgs(args, overrides []string) []string {
 		}
 	}
 	return append(out, overrides...)
-}
-
-// serviceAccountKubeconfig writes a kubeconfig with a TokenRequest token of a Kyverno ServiceAccount. Each
-// controller must act as its own ServiceAccount: Kyverno recognises its own requests by user name (loop
-// protection, skipBackgroundRequests), and RBAC gaps only show when it runs with its real permissions.
-func (c *Cluster) serviceAccountKubeconfig(ctx context.Context, serviceAccount, path string) error {
-	token, err := c.serviceAccountToken(ctx, KyvernoNamespace, serviceAccount, tokenLifetime)
-	if err != nil {
-		return err
-	}
-	return writeKubeconfig(path, c.server, c.caPEM, "system:serviceaccount:"+KyvernoNamespace+":"+serviceAccount, token)
 }
 
 // kyvernoWebhookNames are registered by the admission controller once it has its certificate and leads.

@@ -31,6 +31,17 @@ func (c *Cluster) ServiceAccountConfig(ctx context.Context, namespace, name stri
 	return cfg, nil
 }
 
+// ServiceAccountKubeconfig writes a kubeconfig at path that authenticates as the existing ServiceAccount
+// namespace/name with a TokenRequest token, for a component run as a process as its Pod would run (Kyverno's
+// controllers, an ingress controller): it gets only what its RBAC grants.
+func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, namespace, name, path string) error {
+	token, err := c.serviceAccountToken(ctx, namespace, name, tokenLifetime)
+	if err != nil {
+		return err
+	}
+	return writeKubeconfig(path, c.server, c.caPEM, "system:serviceaccount:"+namespace+":"+name, token)
+}
+
 // serviceAccountToken requests a token of namespace/name valid for lifetime (TokenRequest API).
 func (c *Cluster) serviceAccountToken(ctx context.Context, namespace, name string, lifetime time.Duration) (string, error) {
 	seconds := int64(lifetime / time.Second)

@@ -21,6 +21,12 @@ func BuildCoreDNS(ctx context.Context, progress io.Writer) (string, error) {
 	return buildSpec(ctx, binCoreDNS, progress)
 }
 
+// BuildTraefik builds (or finds cached) Traefik, the ingress and Gateway API controller the virtual-ingress traffic
+// tests and bench send requests through. Run it with --global.checkNewVersion=false: the machine has no internet.
+func BuildTraefik(ctx context.Context, progress io.Writer) (string, error) {
+	return buildSpec(ctx, binTraefik, progress)
+}
+
 func buildSpec(ctx context.Context, spec binarySpec, progress io.Writer) (string, error) {
 	root, err := repo.Root()
 	if err != nil {

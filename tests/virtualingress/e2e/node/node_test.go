@@ -23,6 +23,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
+	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
 )
 
 // The node tier of virtual-ingress (go test -tags node, make e2e-node): the chart installed with `helm install
@@ -47,9 +48,20 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// TestChartOnNode installs the chart with one engine, proves the controller Pod's work, switches the engine with
-// `helm upgrade --wait` and proves it again.
+// TestChartOnNode installs the chart with one engine, proves the controller Pod's work and the traffic through
+// Traefik, switches the engine with `helm upgrade --wait` and proves both again.
 func TestChartOnNode(t *testing.T) {
+	controller, err := traffic.Start(context.Background(), node.Cluster, node.Cluster.Dir(), os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trafficController = controller
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("traefik's log:\n%s", controller.Logs())
+		}
+		_ = controller.Stop()
+	})
 	release := node.Install(t, chart, "controller.image", "virtual-ingress-controller",
 		map[string]any{"policy": map[string]any{"engine": policyengine.GeneratingPolicy}})
 	imageValues, err := node.Cluster.ImportChartImage(context.Background(), node.RepoRoot, chart, "controller.image", "virtual-ingress-controller")
@@ -61,6 +73,7 @@ func TestChartOnNode(t *testing.T) {
 	node.HelmTest(t, release)
 
 	t.Run(policyengine.GeneratingPolicy, func(t *testing.T) { readyThroughThePod(t) })
+	t.Run(policyengine.GeneratingPolicy+" traffic", testTraffic)
 	t.Run("metrics answer an authorised token only", testMetricsAuthorised)
 	t.Run("the controller Pod deleted during 200 creations", testPodDeletedMidway)
 
@@ -71,6 +84,7 @@ func TestChartOnNode(t *testing.T) {
 	waitPolicies(t)
 	node.HelmTest(t, release)
 	t.Run(policyengine.ClusterPolicy, func(t *testing.T) { readyThroughThePod(t) })
+	t.Run(policyengine.ClusterPolicy+" traffic", testTraffic)
 }
 
 func waitPolicies(t *testing.T) {
@@ -128,7 +142,13 @@ func readyThroughThePod(t *testing.T) {
 	ctx := context.Background()
 	ns := newNodeNamespace(t)
 	labels := map[string]string{"tenant-service": "coder"}
-	createLabelledService(t, ns, labels)
+	// A Service with a Pod behind it: Traefik resolves a route's backend only to endpoints.
+	if err := traffic.RunBackend(ctx, node.Kube, ns, "coder"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.Kube.CoreV1().Services(ns).Create(ctx, traffic.TenantService(labels, "coder"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	vis := node.Dyn.Resource(virtualingress.GVR).Namespace(ns)
 	if _, err := vis.Create(ctx, virtualingress.New(ns, "coder", virtualingress.CoderSpec(labels)), metav1.CreateOptions{}); err != nil {
@@ -144,34 +164,13 @@ func readyThroughThePod(t *testing.T) {
 	}
 	getRoute := func() (*unstructured.Unstructured, error) { return routes.Get(ctx, "coder", metav1.GetOptions{}) }
 	waitCondition(t, "VirtualHTTPRoute", getRoute, "False", "NoGatewayStatus")
-	acceptGeneratedRoute(t, ns)
+	// Its parent Gateway, served by Traefik: the route is Ready once Traefik accepted it.
+	gateway := traffic.NewGateway(ns, "tenant-root", []any{map[string]any{"name": "web",
+		"port": entryPointPort(t, trafficController.HTTP), "protocol": "HTTP", "hostname": "coder.enigma.vgijssel.nl"}})
+	if _, err := node.Dyn.Resource(traffic.GatewayGVR).Namespace(ns).Create(ctx, gateway, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	waitCondition(t, "VirtualHTTPRoute", getRoute, "True", "HTTPRouteUpToDate")
-}
-
-// acceptGeneratedRoute writes, as the Gateway's controller would, that Gateway tenant-root accepted the generated
-// HTTPRoute and resolved its references.
-func acceptGeneratedRoute(t *testing.T, ns string) {
-	t.Helper()
-	httproutes := node.Dyn.Resource(virtualingress.HTTPRouteGVR).Namespace(ns)
-	nodetier.Eventually(t, time.Minute, "generated HTTPRoute accepted", func() (bool, string, error) {
-		list, err := httproutes.List(context.Background(), metav1.ListOptions{})
-		if err != nil || len(list.Items) != 1 {
-			return false, fmt.Sprintf("%d HTTPRoutes", len(list.Items)), err
-		}
-		r := &list.Items[0]
-		now := metav1.Now().UTC().Format(time.RFC3339)
-		condition := func(kind string) map[string]any {
-			return map[string]any{"type": kind, "status": "True", "reason": kind, "message": kind,
-				"lastTransitionTime": now, "observedGeneration": r.GetGeneration()}
-		}
-		r.Object["status"] = map[string]any{"parents": []any{map[string]any{
-			"parentRef":      map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "tenant-root"},
-			"controllerName": "example.com/gateway-controller",
-			"conditions":     []any{condition("Accepted"), condition("ResolvedRefs")},
-		}}}
-		_, err = httproutes.UpdateStatus(context.Background(), r, metav1.UpdateOptions{})
-		return err == nil, "", err
-	})
 }
 
 // testMetricsAuthorised: the metrics Service answers over HTTPS only a token the API server authorises for GET

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
+)
+
+// How a tenant Service is replaced.
+const (
+	// deleteThenCreate is what the Kubevirt CCM does when a tenant Service is replaced.
+	deleteThenCreate = "delete-then-create"
+	// createThenDelete: the new Service is serving before the old one goes.
+	createThenDelete = "create-then-delete"
+	// throughRepair is deleteThenCreate while Kyverno drops every update request (updateRequestThreshold 0, as under
+	// a flood); the status controller's repair brings the route back once Kyverno takes requests again.
+	throughRepair = "through-repair"
+)
+
+var cases = []string{deleteThenCreate, createThenDelete, throughRepair}
+
+// outcome is one recreation, seen by the client and by the API server. The durations count from the first write of
+// the recreation (a delete or a create).
+type outcome struct {
+	Sent   int `json:"sent"`
+	Failed int `json:"failed"`
+	// Gap is from the first failed request to the first one the new backend answered; 0 without failures.
+	Gap time.Duration `json:"gapNs"`
+	// Generated: the generated Ingress or HTTPRoute names the new Service (Kyverno's hop).
+	Generated time.Duration `json:"generatedNs"`
+	// Endpoints: the new Service's EndpointSlice holds a ready endpoint (the endpointslice controller's hop).
+	Endpoints time.Duration `json:"endpointsNs"`
+	// Served: the first request the new backend answered was sent (the ingress controller's reload follows
+	// Generated and Endpoints).
+	Served time.Duration `json:"servedNs"`
+	// RepairWait is from Kyverno taking requests again to the first request the new backend answered (throughRepair).
+	RepairWait time.Duration `json:"repairWaitNs,omitempty"`
+}
+
+// tenantState is the Service the route follows now and the echo Pod behind it.
+type tenantState struct {
+	service, backend string
+}
+
+func other(backend string) string {
+	if backend == "a" {
+		return "b"
+	}
+	return "a"
+}
+
+// recreate replaces the subject's Service by one with a new name in front of the other echo Pod, the way c says,
+// while a client sends requests through the controller, and reports what the client saw.
+func (b *bench) recreate(ctx context.Context, s subject, c string, cur *tenantState) (outcome, error) {
+	services := b.kube.CoreV1().Services(s.namespace)
+	next := other(cur.backend)
+	l := startLoad(b.client, s.host, b.rate, b.rate*int(b.timeout/time.Second))
+	begin := time.Now()
+	if _, err := waitFirst(l, begin, cur.backend, 30*time.Second); err != nil {
+		l.finish(begin)
+		return outcome{}, fmt.Errorf("before the recreation, %s is not served by %s: %w", s.host, cur.service, err)
+	}
+	var restored time.Time
+	start := time.Now()
+	// The new Service's name, once created; read by the hop watch meanwhile.
+	var newName atomic.Value
+	newName.Store("")
+	create := func() error {
+		created, err := services.Create(ctx, traffic.TenantService(s.labels, next), metav1.CreateOptions{})
+		if err == nil {
+			newName.Store(created.Name)
+		}
+		return err
+	}
+	remove := func() error { return services.Delete(ctx, cur.service, metav1.DeleteOptions{}) }
+	hops := b.watchHops(ctx, s, func() string { return newName.Load().(string) }, start)
+	var err error
+	switch c {
+	case deleteThenCreate:
+		err = errors.Join(remove(), create())
+	case createThenDelete:
+		if err = create(); err == nil {
+			if _, err = waitEndpoints(ctx, b, s.namespace, newName.Load().(string), start); err == nil {
+				err = remove()
+			}
+		}
+	case throughRepair:
+		restored, err = b.dropRequestsDuring(ctx, func() error { return errors.Join(remove(), create()) })
+	}
+	if err != nil {
+		l.finish(start)
+		return outcome{}, err
+	}
+	served, err := waitFirst(l, start, next, b.timeout)
+	// A moment more: requests that overlap the switch settle.
+	time.Sleep(300 * time.Millisecond)
+	samples := l.finish(start)
+	h := hops.stop()
+	if err != nil {
+		return outcome{}, fmt.Errorf("%s: the new Service %s was never served: %w", c, newName.Load(), err)
+	}
+	o := outcome{Sent: len(samples), Served: served.Sub(start), Generated: h.generated, Endpoints: h.endpoints}
+	var firstFailure time.Time
+	for _, sm := range samples {
+		if sm.backend == "" {
+			o.Failed++
+			if firstFailure.IsZero() {
+				firstFailure = sm.at
+			}
+		}
+	}
+	if !firstFailure.IsZero() {
+		o.Gap = served.Sub(firstFailure)
+	}
+	if !restored.IsZero() {
+		o.RepairWait = served.Sub(restored)
+	}
+	cur.service, cur.backend = newName.Load().(string), next
+	return o, nil
+}
+
+// waitFirst waits until a request sent at or after since was answered by backend, and returns when it was sent.
+func waitFirst(l *load, since time.Time, backend string, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if at, ok := l.firstSince(since, backend); ok {
+			return at, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Time{}, fmt.Errorf("no answer from %s within %s", backend, timeout)
+}
+
+// dropRequestsDuring sets Kyverno's updateRequestThreshold to 0 (every update request is skipped), runs change once
+// Kyverno reloaded it, waits until Kyverno has skipped a request, restores the threshold and returns when.
+func (b *bench) dropRequestsDuring(ctx context.Context, change func() error) (time.Time, error) {
+	skippedBefore, err := b.countKyvernoLog(skippedLine)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := b.setThreshold(ctx, "0"); err != nil {
+		return time.Time{}, err
+	}
+	// Kyverno reloads its ConfigMap through a watch.
+	time.Sleep(3 * time.Second)
+	if err := change(); err != nil {
+		return time.Time{}, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := b.countKyvernoLog(skippedLine)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if n > skippedBefore {
+			break
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("kyverno skipped no update request in 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := b.setThreshold(ctx, restoredThreshold); err != nil {
+		return time.Time{}, err
+	}
+	return time.Now(), nil
+}
+
+const (
+	skippedLine = "UpdateRequest creation skipped"
+	// restoredThreshold is the chart's and Kyverno's default updateRequestThreshold.
+	restoredThreshold = "1000"
+)
+
+func (b *bench) setThreshold(ctx context.Context, value string) error {
+	patch := fmt.Sprintf(`{"data":{"updateRequestThreshold":%q}}`, value)
+	_, err := b.kube.CoreV1().ConfigMaps(devcluster.KyvernoNamespace).Patch(ctx, "kyverno", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+func (b *bench) countKyvernoLog(text string) (int, error) {
+	data, err := os.ReadFile(b.cluster.LogPath(devcluster.ComponentKyverno))
+	return strings.Count(string(data), text), err
+}
+
+// hopTimes are when, after a recreation began, the generated object named the new Service and its endpoints were ready.
+type hopTimes struct{ generated, endpoints time.Duration }
+
+type hopWatch struct {
+	stopCh chan struct{}
+	done   chan hopTimes
+}
+
+// watchHops polls, every 20 ms, the generated object and the new Service's EndpointSlices.
+func (b *bench) watchHops(ctx context.Context, s subject, newService func() string, start time.Time) *hopWatch {
+	w := &hopWatch{stopCh: make(chan struct{}), done: make(chan hopTimes, 1)}
+	go func() {
+		var h hopTimes
+		defer func() { w.done <- h }()
+		for {
+			select {
+			case <-w.stopCh:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			name := newService()
+			if name == "" {
+				continue
+			}
+			if h.generated == 0 {
+				if ok, _ := s.generatedNames(ctx, name); ok {
+					h.generated = time.Since(start)
+				}
+			}
+			if h.endpoints == 0 {
+				if ok, _ := endpointsReady(ctx, b, s.namespace, name); ok {
+					h.endpoints = time.Since(start)
+				}
+			}
+		}
+	}()
+	return w
+}
+
+func (w *hopWatch) stop() hopTimes {
+	close(w.stopCh)
+	return <-w.done
+}
+
+func endpointsReady(ctx context.Context, b *bench, namespace, service string) (bool, error) {
+	slices, err := b.kube.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
+	if err != nil {
+		return false, err
+	}
+	for _, sl := range slices.Items {
+		for _, ep := range sl.Endpoints {
+			if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+func waitEndpoints(ctx context.Context, b *bench, namespace, service string, start time.Time) (time.Duration, error) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ok, err := endpointsReady(ctx, b, namespace, service); err != nil || ok {
+			return time.Since(start), err
+		}
+	}
+	return 0, fmt.Errorf("the endpoints of Service %s/%s never became ready", namespace, service)
+}
+
+// namesService says whether obj's spec names service (as an Ingress backend or an HTTPRoute backendRef).
+func namesService(spec any, service string) bool {
+	raw, _ := json.Marshal(spec)
+	return strings.Contains(string(raw), fmt.Sprintf(`"name":%q`, service))
+}
+
+func sortByTime(s []sample) {
+	slices.SortFunc(s, func(a, b sample) int { return a.at.Compare(b.at) })
+}
