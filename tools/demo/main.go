@@ -10,8 +10,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -114,7 +112,7 @@ func run(ctx context.Context) error {
 		defer plane.stop()
 		newService = plane.service
 	}
-	first := ccmName()
+	first := virtualingress.CCMName()
 	step(fmt.Sprintf("The Kubevirt CCM mirrors tenant Service relay/relay-family as %s/%s", ns, first))
 	if _, err := kube.CoreV1().Services(ns).Create(ctx, newService(first, labels), metav1.CreateOptions{}); err != nil {
 		return err
@@ -146,7 +144,7 @@ func run(ctx context.Context) error {
 		}
 	}
 
-	second := ccmName()
+	second := virtualingress.CCMName()
 	step(fmt.Sprintf("The tenant Service is recreated: the CCM deletes %s and creates %s", first, second))
 	start = time.Now()
 	if err := kube.CoreV1().Services(ns).Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
@@ -205,12 +203,6 @@ func run(ctx context.Context) error {
 }
 
 func step(msg string) { fmt.Printf("\n==> %s\n", msg) }
-
-func ccmName() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return "a" + hex.EncodeToString(b)[1:]
-}
 
 func readFixture(path string) (*unstructured.Unstructured, error) {
 	data, err := os.ReadFile(path)

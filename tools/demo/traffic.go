@@ -67,7 +67,7 @@ func startDataPlane(ctx context.Context, cluster *devcluster.Cluster, kube kuber
 // service is the mirrored Service called name: in front of the tenant's echo Pod.
 func (d *dataPlane) service(name string, labels map[string]string) *corev1.Service {
 	svc := traffic.TenantService(labels, tenantBackend)
-	svc.GenerateName, svc.Name = "", name
+	svc.Name = name
 	svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 	return svc
 }
@@ -89,7 +89,7 @@ func (d *dataPlane) curl(ctx context.Context) error {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("curl %s: %v: %s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("curl %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -4,8 +4,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,11 +27,8 @@ func relayLabels() map[string]string {
 
 // ccmName is a name like the ones the Kubevirt CCM gives mirrored Services.
 func ccmName(t *testing.T) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return "a" + hex.EncodeToString(b)[1:]
+	t.Helper()
+	return virtualingress.CCMName()
 }
 
 // newNamespace creates a namespace for one test and deletes it (and so everything in it) when the test ends.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
 // backendLabel selects a tenant backend's echo Pod from its Services.
@@ -41,11 +42,11 @@ func RunBackend(ctx context.Context, kube kubernetes.Interface, namespace, name 
 	return nil
 }
 
-// TenantService is a Service as the Kubevirt CCM mirrors one: a random name (generateName), the tenant's labels, and
-// a port named "http" (80) to the echo Pod called backend.
+// TenantService is a Service as the Kubevirt CCM mirrors one: a random name (virtualingress.CCMName), the tenant's
+// labels, and a port named "http" (80) to the echo Pod called backend.
 func TenantService(labels map[string]string, backend string) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "a", Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: virtualingress.CCMName(), Labels: labels},
 		Spec: corev1.ServiceSpec{
 			Selector: map[string]string{backendLabel: backend},
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},

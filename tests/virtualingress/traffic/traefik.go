@@ -141,7 +141,7 @@ func (c *Controller) waitProgrammed(ctx context.Context, dyn dynamic.Interface) 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("Gateway %s/%s not Programmed by traefik in time (%v):\n%s", Namespace, Gateway, err, c.proc.Logs())
+			return fmt.Errorf("gateway %s/%s not Programmed by traefik in time (last read: %w):\n%s", Namespace, Gateway, err, c.proc.Logs())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

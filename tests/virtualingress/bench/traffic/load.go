@@ -22,8 +22,8 @@ type load struct {
 	done    chan struct{}
 }
 
-// startLoad sends rate requests a second, each bounded by the client's timeout, at most max in all.
-func startLoad(client *traffic.Client, host string, rate, max int) *load {
+// startLoad sends rate requests a second, each bounded by the client's timeout, at most limit in all.
+func startLoad(client *traffic.Client, host string, rate, limit int) *load {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{stop: cancel, done: make(chan struct{})}
 	go func() {
@@ -32,7 +32,7 @@ func startLoad(client *traffic.Client, host string, rate, max int) *load {
 		defer tick.Stop()
 		var wg sync.WaitGroup
 		defer wg.Wait()
-		for sent := 0; sent < max; sent++ {
+		for sent := 0; sent < limit; sent++ {
 			select {
 			case <-ctx.Done():
 				return

@@ -7,6 +7,7 @@
 //
 //	go run ./tests/virtualingress/bench/traffic [--engines clusterPolicy,generatingPolicy] [--recreations 20]
 //	    [--repairs 5] [--rate 50] [--out _output/bench/virtualingress-traffic.json] [--dir .devcluster/bench-traffic]
+//	go run ./tests/virtualingress/bench/traffic --from _output/bench/virtualingress-traffic.json   (the table only)
 package main
 
 import (
@@ -39,10 +40,10 @@ import (
 const chart = "virtual-ingress"
 
 type options struct {
-	engines, out, dir      string
-	recreations, repairs   int
-	rate                   int
-	timeout, repairTimeout time.Duration
+	engines, out, dir, from string
+	recreations, repairs    int
+	rate                    int
+	timeout, repairTimeout  time.Duration
 }
 
 type bench struct {
@@ -52,6 +53,8 @@ type bench struct {
 	client  *traffic.Client
 	rate    int
 	timeout time.Duration
+	// skipped is how many update requests Kyverno's log said it had skipped when a recreation through a repair began.
+	skipped int
 }
 
 func main() {
@@ -64,7 +67,15 @@ func main() {
 	flag.DurationVar(&o.repairTimeout, "repair-timeout", 3*time.Minute, "how long a recreation through a repair may take")
 	flag.StringVar(&o.out, "out", "_output/bench/virtualingress-traffic.json", "where to write the results as JSON")
 	flag.StringVar(&o.dir, "dir", "", "devcluster directory (default .devcluster/bench-traffic in the repository)")
+	flag.StringVar(&o.from, "from", "", "print the table of an earlier run's JSON results instead of measuring")
 	flag.Parse()
+	if o.from != "" {
+		if err := printFrom(o.from); err != nil {
+			fmt.Fprintln(os.Stderr, "bench traffic:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench traffic:", err)
 		os.Exit(1)
@@ -145,6 +156,19 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	return os.WriteFile(o.out, data, 0o644)
+}
+
+func printFrom(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var res results
+	if err := json.Unmarshal(data, &res); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	res.print(os.Stdout)
+	return nil
 }
 
 // measureEngine runs every case for both kinds in a namespace of its own, with echo Pods "a" and "b".

@@ -74,6 +74,7 @@ func (b *bench) recreate(ctx context.Context, s subject, c string, cur *tenantSt
 		return outcome{}, fmt.Errorf("before the recreation, %s is not served by %s: %w", s.host, cur.service, err)
 	}
 	var restored time.Time
+	// start is the first write of the recreation; the hop watch reads it once the new Service exists.
 	start := time.Now()
 	// The new Service's name, once created; read by the hop watch meanwhile.
 	var newName atomic.Value
@@ -86,6 +87,20 @@ func (b *bench) recreate(ctx context.Context, s subject, c string, cur *tenantSt
 		return err
 	}
 	remove := func() error { return services.Delete(ctx, cur.service, metav1.DeleteOptions{}) }
+	if c == throughRepair {
+		var err error
+		if b.skipped, err = b.countKyvernoLog(skippedLine); err != nil {
+			l.finish(begin)
+			return outcome{}, err
+		}
+		// Kyverno must have reloaded the threshold before the first write.
+		if err := b.setThreshold(ctx, "0"); err != nil {
+			l.finish(begin)
+			return outcome{}, err
+		}
+		time.Sleep(kyvernoConfigReload)
+		start = time.Now()
+	}
 	hops := b.watchHops(ctx, s, func() string { return newName.Load().(string) }, start)
 	var err error
 	switch c {
@@ -98,7 +113,7 @@ func (b *bench) recreate(ctx context.Context, s subject, c string, cur *tenantSt
 			}
 		}
 	case throughRepair:
-		restored, err = b.dropRequestsDuring(ctx, func() error { return errors.Join(remove(), create()) })
+		restored, err = b.restoreAfterASkip(ctx, errors.Join(remove(), create()))
 	}
 	if err != nil {
 		l.finish(start)
@@ -144,43 +159,38 @@ func waitFirst(l *load, since time.Time, backend string, timeout time.Duration) 
 	return time.Time{}, fmt.Errorf("no answer from %s within %s", backend, timeout)
 }
 
-// dropRequestsDuring sets Kyverno's updateRequestThreshold to 0 (every update request is skipped), runs change once
-// Kyverno reloaded it, waits until Kyverno has skipped a request, restores the threshold and returns when.
-func (b *bench) dropRequestsDuring(ctx context.Context, change func() error) (time.Time, error) {
-	skippedBefore, err := b.countKyvernoLog(skippedLine)
+// restoreAfterASkip waits (after the recreation's writes, which returned err) until Kyverno has skipped the
+// recreation's update requests (its count of skips rose and then held for a second), restores its
+// updateRequestThreshold and returns when: from then on only the status controller's repair brings the route back.
+func (b *bench) restoreAfterASkip(ctx context.Context, err error) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	if err := b.setThreshold(ctx, "0"); err != nil {
-		return time.Time{}, err
-	}
-	// Kyverno reloads its ConfigMap through a watch.
-	time.Sleep(3 * time.Second)
-	if err := change(); err != nil {
-		return time.Time{}, err
-	}
 	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var settled time.Time
+	for ; ; time.Sleep(100 * time.Millisecond) {
 		n, err := b.countKyvernoLog(skippedLine)
 		if err != nil {
 			return time.Time{}, err
 		}
-		if n > skippedBefore {
-			break
-		}
-		if time.Now().After(deadline) {
+		switch {
+		case n > b.skipped:
+			b.skipped, settled = n, time.Now()
+		case !settled.IsZero() && time.Since(settled) >= time.Second:
+			if err := b.setThreshold(ctx, restoredThreshold); err != nil {
+				return time.Time{}, err
+			}
+			return time.Now(), nil
+		case time.Now().After(deadline):
 			return time.Time{}, fmt.Errorf("kyverno skipped no update request in 30s")
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	if err := b.setThreshold(ctx, restoredThreshold); err != nil {
-		return time.Time{}, err
-	}
-	return time.Now(), nil
 }
 
 const (
-	skippedLine = "UpdateRequest creation skipped"
+	// kyvernoConfigReload is how long Kyverno takes to apply a change of its ConfigMap (it watches it).
+	kyvernoConfigReload = 3 * time.Second
+	skippedLine         = "UpdateRequest creation skipped"
 	// restoredThreshold is the chart's and Kyverno's default updateRequestThreshold.
 	restoredThreshold = "1000"
 )

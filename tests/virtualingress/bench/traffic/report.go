@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -21,7 +22,7 @@ type results struct {
 func (r results) print(w io.Writer) {
 	fmt.Fprintf(w, "\nTenant Service recreation under %d requests/s through Traefik (%s); durations from the first write of the recreation\n\n", r.Rate, r.Machine)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "engine\tkind\tcase\tn\tfailed p50/p95/max (total)\tgap p50/p95/max\tgenerated p50/p95\tendpoints p50/p95\tserved p50/p95\trepair wait p50/p95\ttarget")
+	fmt.Fprintln(tw, "engine\tkind\tcase\tn\tfailed p50/p95/max (total)\tgap p50/p95/max\tgenerated p50/p95/max\tendpoints p50/p95/max\tserved p50/p95/max\trepair wait p50/p95/max\ttarget")
 	engines := keys(r.Engines)
 	for _, engine := range engines {
 		for _, kind := range kinds {
@@ -32,10 +33,10 @@ func (r results) print(w io.Writer) {
 				}
 				failed, total := failures(runs)
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s (%d)\t%s\t%s\t%s\t%s\t%s\t%s\n", engine, kind, c, len(runs),
-					ints(failed), total, durations(runs, func(o outcome) time.Duration { return o.Gap }, true),
-					durations(runs, func(o outcome) time.Duration { return o.Generated }, false),
-					durations(runs, func(o outcome) time.Duration { return o.Endpoints }, false),
-					durations(runs, func(o outcome) time.Duration { return o.Served }, false),
+					ints(failed), total, durations(runs, func(o outcome) time.Duration { return o.Gap }),
+					durations(runs, func(o outcome) time.Duration { return o.Generated }),
+					durations(runs, func(o outcome) time.Duration { return o.Endpoints }),
+					durations(runs, func(o outcome) time.Duration { return o.Served }),
 					repairWait(c, runs), target(c, runs, total))
 			}
 		}
@@ -66,7 +67,7 @@ func repairWait(c string, runs []outcome) string {
 	if c != throughRepair {
 		return "-"
 	}
-	return durations(runs, func(o outcome) time.Duration { return o.RepairWait }, false)
+	return durations(runs, func(o outcome) time.Duration { return o.RepairWait })
 }
 
 func failures(runs []outcome) ([]int, int) {
@@ -80,7 +81,7 @@ func failures(runs []outcome) ([]int, int) {
 }
 
 func ints(sortedCounts []int) string {
-	at := func(p float64) int { return sortedCounts[min(len(sortedCounts)-1, int(p*float64(len(sortedCounts))))] }
+	at := func(p float64) int { return sortedCounts[rank(p, len(sortedCounts))] }
 	return fmt.Sprintf("%d/%d/%d", at(0.5), at(0.95), sortedCounts[len(sortedCounts)-1])
 }
 
@@ -94,17 +95,14 @@ func sorted(runs []outcome, get func(outcome) time.Duration) []time.Duration {
 }
 
 // percentile is the nearest-rank percentile of sorted samples.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
-}
+func percentile(sorted []time.Duration, p float64) time.Duration { return sorted[rank(p, len(sorted))] }
 
-func durations(runs []outcome, get func(outcome) time.Duration, withMax bool) string {
+// rank is the index of the nearest-rank p-th percentile of n sorted samples.
+func rank(p float64, n int) int { return max(0, int(math.Ceil(p*float64(n)))-1) }
+
+func durations(runs []outcome, get func(outcome) time.Duration) string {
 	s := sorted(runs, get)
-	out := ms(percentile(s, 0.5)) + "/" + ms(percentile(s, 0.95))
-	if withMax {
-		out += "/" + ms(s[len(s)-1])
-	}
-	return out
+	return ms(percentile(s, 0.5)) + "/" + ms(percentile(s, 0.95)) + "/" + ms(s[len(s)-1])
 }
 
 func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }

@@ -64,25 +64,18 @@ func TestChartOnNode(t *testing.T) {
 	})
 	release := node.Install(t, chart, "controller.image", "virtual-ingress-controller",
 		map[string]any{"policy": map[string]any{"engine": policyengine.GeneratingPolicy}})
-	imageValues, err := node.Cluster.ImportChartImage(context.Background(), node.RepoRoot, chart, "controller.image", "virtual-ingress-controller")
-	if err != nil {
-		t.Fatal(err)
-	}
 	waitPolicies(t)
 	node.AssertHardened(t, chart, controllerPods)
-	node.HelmTest(t, release)
+	node.HelmTest(t, release.Release)
 
 	t.Run(policyengine.GeneratingPolicy, func(t *testing.T) { readyThroughThePod(t) })
 	t.Run(policyengine.GeneratingPolicy+" traffic", testTraffic)
 	t.Run("metrics answer an authorised token only", testMetricsAuthorised)
 	t.Run("the controller Pod deleted during 200 creations", testPodDeletedMidway)
 
-	if err := release.UpgradeWait(context.Background(), nodetier.Merge(imageValues,
-		map[string]any{"policy": map[string]any{"engine": policyengine.ClusterPolicy}}), nodetier.InstallTimeout); err != nil {
-		t.Fatalf("helm upgrade --wait to %s: %v\n%s", policyengine.ClusterPolicy, err, node.PodReport(chart))
-	}
+	release.Upgrade(t, "to "+policyengine.ClusterPolicy, map[string]any{"policy": map[string]any{"engine": policyengine.ClusterPolicy}})
 	waitPolicies(t)
-	node.HelmTest(t, release)
+	node.HelmTest(t, release.Release)
 	t.Run(policyengine.ClusterPolicy, func(t *testing.T) { readyThroughThePod(t) })
 	t.Run(policyengine.ClusterPolicy+" traffic", testTraffic)
 }
@@ -101,16 +94,7 @@ func waitPolicies(t *testing.T) {
 
 func newNodeNamespace(t *testing.T) string {
 	t.Helper()
-	ns, err := node.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "node-vi-"},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = node.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	return ns.Name
+	return node.Namespace(t, "node-vi-")
 }
 
 func createLabelledService(t *testing.T, ns string, labels map[string]string) {
