@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,7 +83,7 @@ func drainNodeFromDir(dir string) error {
 func cleanupNode(dir string, before *HostState) error {
 	var errs []error
 	for _, cg := range cgroupDirs() {
-		if !strings.Contains(cg, "kubepods") || containsString(before.Cgroups, cg) {
+		if !strings.Contains(cg, "kubepods") || slices.Contains(before.Cgroups, cg) {
 			continue
 		}
 		killCgroup(cg)
@@ -120,13 +121,4 @@ func killCgroup(dir string) {
 		}
 		return nil
 	})
-}
-
-func containsString(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }

@@ -74,18 +74,6 @@ func kube(t *testing.T) kubernetes.Interface {
 	return env.Kube
 }
 
-func namespace(t *testing.T, k kubernetes.Interface) string {
-	t.Helper()
-	ns, err := k.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "node-test-"},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
-	return ns.Name
-}
-
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
 	nodetier.Eventually(t, timeout, what, func() (bool, string, error) {
@@ -99,7 +87,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 func TestPodsServicesAndDNS(t *testing.T) {
 	ctx := context.Background()
 	k := kube(t)
-	ns := namespace(t, k)
+	ns := env.Namespace(t, "node-test-")
 	svc, err := k.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "server"},
 		Spec: corev1.ServiceSpec{
@@ -148,7 +136,7 @@ func TestPodsServicesAndDNS(t *testing.T) {
 func TestKubeletIdentity(t *testing.T) {
 	ctx := context.Background()
 	k := kube(t)
-	ns := namespace(t, k)
+	ns := env.Namespace(t, "node-test-")
 	if _, err := k.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unused"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +165,7 @@ func TestKubeletIdentity(t *testing.T) {
 func TestPersistentVolumeClaim(t *testing.T) {
 	ctx := context.Background()
 	k := kube(t)
-	ns := namespace(t, k)
+	ns := env.Namespace(t, "node-test-")
 	_, err := k.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "data"},
 		Spec: corev1.PersistentVolumeClaimSpec{

@@ -108,7 +108,7 @@ func Run(m *testing.M, start func(ctx context.Context, dir string) (*devcluster.
 // built for binary imported under the repository the chart's values name at imageValues, a pull policy that never
 // pulls, and values on top. It fails the test unless every Pod of the release is Ready within InstallTimeout, and
 // reports how long that took.
-func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values map[string]any) *helmrelease.Release {
+func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values map[string]any) *Installed {
 	t.Helper()
 	ctx := context.Background()
 	merged, err := e.Cluster.ImportChartImage(ctx, e.RepoRoot, chart, imageValues, binary)
@@ -116,7 +116,8 @@ func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values ma
 		t.Fatal(err)
 	}
 	// The `helm test` Pods' image is made from Debian's curl (see HelmTest) and never pulled.
-	merged = Merge(Merge(merged, map[string]any{"tests": map[string]any{"image": map[string]any{"pullPolicy": "Never"}}}), values)
+	images := Merge(merged, map[string]any{"tests": map[string]any{"image": map[string]any{"pullPolicy": "Never"}}})
+	merged = Merge(images, values)
 	release, err := helmrelease.ForRepoChart(e.Cluster.Kubeconfig(), e.RepoRoot, chart)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,38 @@ func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values ma
 			t.Logf("Pods of %s at the failure:\n%s", chart, e.PodReport(chart))
 		}
 	})
-	return release
+	return &Installed{Release: release, env: e, chart: chart, images: images}
+}
+
+// Installed is a release Install made.
+type Installed struct {
+	*helmrelease.Release
+	env   *Env
+	chart string
+	// images are the image values Install set, which every upgrade keeps.
+	images map[string]any
+}
+
+// Upgrade is `helm upgrade --wait` to values on top of the image values Install set; it fails the test unless every
+// Pod of the release is Ready within InstallTimeout.
+func (i *Installed) Upgrade(t *testing.T, what string, values map[string]any) {
+	t.Helper()
+	if err := i.UpgradeWait(context.Background(), Merge(i.images, values), InstallTimeout); err != nil {
+		t.Fatalf("helm upgrade --wait %s (%s): %v\n%s", i.chart, what, err, i.env.PodReport(i.chart))
+	}
+}
+
+// Namespace creates a namespace named prefix and a random suffix, deleted (with everything in it) when the test ends.
+func (e *Env) Namespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns, err := e.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
+	return ns.Name
 }
 
 // HelmTest runs the release's `helm test` hooks. Their image, curl's official one as the charts' tests.image names

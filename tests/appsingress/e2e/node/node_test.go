@@ -59,7 +59,7 @@ func TestChartOnNode(t *testing.T) {
 	for _, component := range []string{"operator", "dns", "proxy"} {
 		node.AssertHardened(t, nodeChart, "app.kubernetes.io/component="+component)
 	}
-	node.HelmTest(t, release)
+	node.HelmTest(t, release.Release)
 	ctx := context.Background()
 	if err := env.CreateAppsIngress(ctx, hostedName, localenv.Ports{RouterHTTP: 80, RouterHTTPS: 443}); err != nil {
 		t.Fatal(err)

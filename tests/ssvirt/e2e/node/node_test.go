@@ -70,7 +70,7 @@ func TestChartOnNode(t *testing.T) {
 	base := map[string]any{"bootstrapAdmin": map[string]any{"existingSecret": "ssvirt-admin"}}
 	release := node.Install(t, nodeChart, "image", "ssvirt-api", base)
 	node.AssertHardened(t, nodeChart, apiPods)
-	node.HelmTest(t, release)
+	node.HelmTest(t, release.Release)
 	pvc, err := node.Kube.CoreV1().PersistentVolumeClaims(nodeChart).Get(context.Background(), nodeChart+"-data", metav1.GetOptions{})
 	if err != nil || pvc.Status.Phase != corev1.ClaimBound {
 		t.Fatalf("the chart's PVC: %v, %v", pvc, err)
@@ -92,22 +92,15 @@ func TestChartOnNode(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	imageValues, err := node.Cluster.ImportChartImage(context.Background(), node.RepoRoot, nodeChart, "image", "ssvirt-api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	postgres := nodetier.Merge(nodetier.Merge(imageValues, base), map[string]any{
+	release.Upgrade(t, "to PostgreSQL", nodetier.Merge(base, map[string]any{
 		"database": map[string]any{"driver": "postgres", "existingSecret": "ssvirt-db"},
-	})
-	if err := release.UpgradeWait(context.Background(), postgres, nodetier.InstallTimeout); err != nil {
-		t.Fatalf("helm upgrade --wait to PostgreSQL: %v\n%s", err, node.PodReport(nodeChart))
-	}
+	}))
 	org = createOrgAndVDC(t)
 	restartPod(t)
 	if !orgExists(t, org) {
 		t.Fatalf("organization %s is gone after the Pod was replaced on PostgreSQL", org)
 	}
-	node.HelmTest(t, release)
+	node.HelmTest(t, release.Release)
 }
 
 // apiURL is the API's Service, reached from the host through its ClusterIP as kube-proxy routes it.

@@ -52,7 +52,7 @@ func TestChartOnNode(t *testing.T) {
 		"config":       map[string]any{"defaultNamespace": nodeProd, "developerNamespaces": []any{nodeDev}},
 	})
 	node.AssertHardened(t, nodeChart, operatorSel)
-	node.HelmTest(t, release)
+	node.HelmTest(t, release.Release)
 
 	servedPair(t, "shop")
 	leader := leaderPod(t)
@@ -111,9 +111,10 @@ func waitRoutes(t *testing.T, name string, want ...string) {
 // leaderPod is the Pod holding the operator's leader Lease (its identity starts with the Pod's name).
 func leaderPod(t *testing.T) string {
 	t.Helper()
+	leaseName := leaderElectionID(t)
 	var holder string
 	nodetier.Eventually(t, time.Minute, "the leader Lease held", func() (bool, string, error) {
-		lease, err := node.Kube.CoordinationV1().Leases(nodeChart).Get(context.Background(), "virtualservice-operator", metav1.GetOptions{})
+		lease, err := node.Kube.CoordinationV1().Leases(nodeChart).Get(context.Background(), leaseName, metav1.GetOptions{})
 		if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 			return false, "", err
 		}
@@ -121,4 +122,24 @@ func leaderPod(t *testing.T) string {
 		return true, holder, nil
 	})
 	return holder
+}
+
+// leaderElectionID is the Lease the chart's Deployment tells the operator to hold (--leader-election-id).
+func leaderElectionID(t *testing.T) string {
+	t.Helper()
+	deployments, err := node.Kube.AppsV1().Deployments(nodeChart).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deployments.Items {
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, arg := range c.Args {
+				if id, ok := strings.CutPrefix(arg, "--leader-election-id="); ok {
+					return id
+				}
+			}
+		}
+	}
+	t.Fatal("no container of the chart's Deployments has --leader-election-id")
+	return ""
 }
