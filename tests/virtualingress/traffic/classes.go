@@ -18,11 +18,14 @@ var (
 	GatewayClassGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}
 )
 
-// createClasses creates the IngressClass and GatewayClass Traefik serves, and the Gateway whose listener ports are
-// the entry points' (Traefik attaches a listener to the entry point of its port).
-func createClasses(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, httpPort, httpsPort int) error {
+// createClasses creates the IngressClass Traefik serves and, with gateway, its GatewayClass and the Gateway whose
+// listener ports are the entry points' (Traefik attaches a listener to the entry point of its port).
+func createClasses(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, withGateway bool, httpPort, httpsPort int) error {
 	if _, err := kube.NetworkingV1().IngressClasses().Create(ctx, IngressClass(Class), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
+	}
+	if !withGateway {
+		return nil
 	}
 	gatewayClass := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",

@@ -49,7 +49,10 @@ type Controller struct {
 	HTTP, HTTPS string
 	// GatewayRoots verifies the certificate of the Gateway's HTTPS listener.
 	GatewayRoots *x509.CertPool
-	proc         *localproc.Process
+	// Gateway says whether the cluster serves Gateway API, and so whether the GatewayClass and Gateway exist and
+	// Traefik serves routes.
+	Gateway bool
+	proc    *localproc.Process
 }
 
 // Start builds (or finds cached) Traefik, grants its ServiceAccount Traefik's ClusterRole, creates the IngressClass,
@@ -90,7 +93,13 @@ func Start(ctx context.Context, cluster *devcluster.Cluster, dir string, progres
 	if _, err := kube.CoreV1().Secrets(Namespace).Create(ctx, TLSSecret(gatewaySecret, certPEM, keyPEM), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	if err := createClasses(ctx, kube, dyn, ports[0], ports[1]); err != nil {
+	// Gateway API only where the cluster serves it (the demo's cluster does not install its CRDs).
+	if _, err := kube.Discovery().ServerResourcesForGroupVersion(GatewayGVR.GroupVersion().String()); err == nil {
+		c.Gateway = true
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if err := createClasses(ctx, kube, dyn, c.Gateway, ports[0], ports[1]); err != nil {
 		return nil, err
 	}
 
@@ -98,19 +107,22 @@ func Start(ctx context.Context, cluster *devcluster.Cluster, dir string, progres
 	if err := cluster.ServiceAccountKubeconfig(ctx, Namespace, serviceAccount, kubeconfig); err != nil {
 		return nil, err
 	}
-	c.proc, err = localproc.Start("traefik", filepath.Join(dir, "traefik.log"), []string{"KUBECONFIG=" + kubeconfig}, bin,
+	args := []string{
 		"--global.checkNewVersion=false", "--global.sendAnonymousUsage=false", "--api.dashboard=false", "--log.level=INFO",
-		"--entryPoints."+ListenerHTTP+".address="+c.HTTP, "--entryPoints."+ListenerHTTPS+".address="+c.HTTPS,
+		"--entryPoints." + ListenerHTTP + ".address=" + c.HTTP, "--entryPoints." + ListenerHTTPS + ".address=" + c.HTTPS,
 		// TLS on every router of the HTTPS entry point, as Traefik's own chart configures it: an Ingress's spec.tls
 		// only loads its certificates, and a router without TLS answers no TLS request.
-		"--entryPoints."+ListenerHTTPS+".http.tls=true",
-		"--providers.kubernetesIngress=true", "--providers.kubernetesIngress.ingressEndpoint.ip="+devcluster.NodeIP,
-		"--providers.kubernetesGateway=true", "--providers.kubernetesGateway.statusAddress.ip="+devcluster.NodeIP,
-	)
+		"--entryPoints." + ListenerHTTPS + ".http.tls=true",
+		"--providers.kubernetesIngress=true", "--providers.kubernetesIngress.ingressEndpoint.ip=" + devcluster.NodeIP,
+	}
+	if c.Gateway {
+		args = append(args, "--providers.kubernetesGateway=true", "--providers.kubernetesGateway.statusAddress.ip="+devcluster.NodeIP)
+	}
+	c.proc, err = localproc.Start("traefik", filepath.Join(dir, "traefik.log"), []string{"KUBECONFIG=" + kubeconfig}, bin, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.waitProgrammed(ctx, dyn); err != nil {
+	if err := c.waitReady(ctx, dyn); err != nil {
 		_ = c.Stop()
 		return nil, err
 	}
@@ -128,7 +140,11 @@ func (c *Controller) Stop() error {
 // Logs is the tail of Traefik's log.
 func (c *Controller) Logs() string { return c.proc.Logs() }
 
-func (c *Controller) waitProgrammed(ctx context.Context, dyn dynamic.Interface) error {
+// waitReady waits until Traefik has programmed the Gateway, or (without Gateway API) listens on its HTTP entry point.
+func (c *Controller) waitReady(ctx context.Context, dyn dynamic.Interface) error {
+	if !c.Gateway {
+		return c.proc.WaitTCP(c.HTTP, time.Minute)
+	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for {
