@@ -8,9 +8,11 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
@@ -39,8 +41,6 @@ type publisher struct {
 
 	// mu serialises renders: each writes the whole set, so two at once could write an older set last.
 	mu sync.Mutex
-	// written is the last data written per ConfigMap, to skip writes that change nothing.
-	written map[types.NamespacedName]map[string]string
 	// entries are the entries last rendered, by AppsIngress key (nil: none).
 	entries map[string]*routes.Cluster
 }
@@ -156,21 +156,30 @@ func (p *publisher) proxyIPs(ctx context.Context) ([]netip.Addr, error) {
 }
 
 // write applies data as the whole of the ConfigMap's data: keys it no longer has (a removed cluster's zone file) are
-// removed with it, since this field manager owned them.
+// removed with it, since this field manager owned them. It skips the write only when the ConfigMap, as the cache
+// has it, already holds exactly data: a ConfigMap someone deleted or edited is written again.
 func (p *publisher) write(ctx context.Context, key types.NamespacedName, data map[string]string) error {
-	if p.written == nil {
-		p.written = map[types.NamespacedName]map[string]string{}
-	}
-	if last, ok := p.written[key]; ok && maps.Equal(last, data) {
+	live := &corev1.ConfigMap{}
+	err := p.client.Get(ctx, key, live)
+	if err == nil && maps.Equal(live.Data, data) && live.Labels[ManagedByLabel] == managedByValue {
 		return nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
 	cm := corev1ac.ConfigMap(key.Name, key.Namespace).
 		WithLabels(map[string]string{ManagedByLabel: managedByValue}).
 		WithData(data)
-	if err := p.client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		delete(p.written, key)
-		return err
-	}
-	p.written[key] = data
-	return nil
+	return p.client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership)
+}
+
+// owns says whether the ConfigMap is one the publisher renders.
+func (p *publisher) owns(key types.NamespacedName) bool { return key == p.dnsMap || key == p.proxyMap }
+
+// configMapRepair writes the rendered ConfigMaps again whenever one of them changes or goes, so that an edit or a
+// deletion by anyone else lasts only until the cache sees it.
+type configMapRepair struct{ publisher *publisher }
+
+func (c configMapRepair) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return reconcile.Result{}, c.publisher.publish(ctx, nil)
 }

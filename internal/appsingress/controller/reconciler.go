@@ -74,7 +74,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ai.Status.ObservedGeneration = ai.Generation
 	now := metav1.NewTime(r.now())
 	ai.Status.LastSyncTime = &now
-	if err := r.client.Status().Patch(ctx, ai, client.MergeFrom(orig)); err != nil {
+	// With the resourceVersion the status was computed from: a merge patch against a stale cached copy leaves out the
+	// fields that copy already had, so phase and reason could stay as an unseen write left them while the message
+	// moved on. A conflict retries with the fresh object.
+	if err := r.client.Status().Patch(ctx, ai, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // through the rate limiter, as fail does
+		}
 		reconcileResults.WithLabelValues("error").Inc()
 		return ctrl.Result{}, err
 	}
@@ -106,6 +112,16 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 		if f.reason == "KubeconfigMissing" || f.reason == "HostedClusterNotFound" {
 			r.hosted.Stop(key)
 		}
+		if f.reason == "HostedClusterNotFound" && len(ai.Status.ExternalIPs) > 0 {
+			// A deleted hosted cluster is not a passing failure: its names must stop answering, unlike the last good
+			// entries a cluster that cannot be reached keeps.
+			ai.Status.ExternalIPs, ai.Status.APIEndpoint = nil, ""
+			if err := r.publisher.publish(ctx, ai); err != nil {
+				return ctrl.Result{}, err
+			}
+			setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, f.reason, "the entries were removed with the HostedCluster")
+			setCondition(ai, CondProxyConfigured, metav1.ConditionFalse, f.reason, "the entries were removed with the HostedCluster")
+		}
 		return r.fail(ai, f)
 	}
 	svcKey := serviceKey(ai, clusterName(ai))
@@ -136,6 +152,14 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 	if f != nil {
 		if f.reason == "HostedClusterUnreachable" {
 			setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
+		}
+		setCondition(ai, CondServiceReady, metav1.ConditionFalse, f.reason, f.message)
+		return r.fail(ai, f)
+	}
+	if err := deleteStaleServices(ctx, hc.Kube, ai, svcKey); err != nil {
+		f := unreachable(err)
+		if !isConnectionError(err) {
+			f = degraded("StaleServiceNotDeleted", "deleting the Service this AppsIngress had under its previous cluster name: %v", err)
 		}
 		setCondition(ai, CondServiceReady, metav1.ConditionFalse, f.reason, f.message)
 		return r.fail(ai, f)

@@ -79,6 +79,9 @@ func desiredService(ai *v1alpha1.AppsIngress, key types.NamespacedName) *corev1a
 	if p := ai.Spec.Service.IPFamilyPolicy; p != nil {
 		spec = spec.WithIPFamilyPolicy(*p)
 	}
+	if c := ai.Spec.Service.LoadBalancerClass; c != nil {
+		spec = spec.WithLoadBalancerClass(*c)
+	}
 	return corev1ac.Service(key.Name, key.Namespace).
 		WithLabels(map[string]string{ManagedByLabel: managedByValue}).
 		WithAnnotations(annotations).
@@ -126,6 +129,25 @@ func deleteService(ctx context.Context, kube kubernetes.Interface, ai *v1alpha1.
 		return nil
 	}
 	return err
+}
+
+// deleteStaleServices deletes the Services of key's namespace that this AppsIngress owns under another name: the
+// default name follows spec.clusterName, so a renamed cluster would otherwise leave its old Service holding its
+// load-balancer address.
+func deleteStaleServices(ctx context.Context, kube kubernetes.Interface, ai *v1alpha1.AppsIngress, key types.NamespacedName) error {
+	list, err := kube.CoreV1().Services(key.Namespace).List(ctx, metav1.ListOptions{LabelSelector: ManagedByLabel + "=" + managedByValue})
+	if err != nil {
+		return err
+	}
+	for _, svc := range list.Items {
+		if svc.Name == key.Name || svc.Annotations[OwnerAnnotation] != ai.Namespace+"/"+ai.Name {
+			continue
+		}
+		if err := deleteService(ctx, kube, ai, types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // externalIPs are the Service's load-balancer IPs, IPv4 first, each once.

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -70,16 +72,20 @@ const (
 	indexKubeconfig    = "status.kubeconfig.name"
 )
 
-// CacheOptions limit the manager's cache: Secrets only in secretNamespaces (empty: all), ConfigMaps and Services only
-// in the operator's namespace.
+// CacheOptions limit the manager's cache: Secrets only in secretNamespaces (empty: all), ConfigMaps (the operator's
+// own) and Services only in the operator's namespace.
 func CacheOptions(operatorNamespace string, secretNamespaces []string) cache.Options {
 	secretNS := map[string]cache.Config{}
 	for _, ns := range secretNamespaces {
 		secretNS[ns] = cache.Config{}
 	}
 	byObject := map[client.Object]cache.ByObject{
-		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
-		&corev1.Service{}:   {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+		// Only the operator's own ConfigMaps (its rendered ones carry the label): the others of its namespace are not
+		// its business.
+		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{operatorNamespace: {
+			LabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: managedByValue}),
+		}}},
+		&corev1.Service{}: {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 	}
 	if len(secretNS) > 0 {
 		byObject[&corev1.Secret{}] = cache.ByObject{Namespaces: secretNS}
@@ -159,6 +165,18 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](o.BackoffBase, o.BackoffMax),
 		}).
 		Complete(r)
+	if err != nil {
+		return nil, err
+	}
+	// The rendered ConfigMaps are the operator's: a change by anyone else is undone.
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("appsingress-configmaps").
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.ConfigMap{},
+			&handler.TypedEnqueueRequestForObject[*corev1.ConfigMap]{},
+			predicate.NewTypedPredicateFuncs(func(cm *corev1.ConfigMap) bool {
+				return r.publisher.owns(client.ObjectKeyFromObject(cm))
+			}))).
+		Complete(configMapRepair{publisher: r.publisher})
 	return r, err
 }
 

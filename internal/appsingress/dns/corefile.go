@@ -109,6 +109,10 @@ func Render(o Options, clusters []routes.Cluster) map[string]string {
 		}
 	}
 	if len(o.Upstreams) > 0 {
+		// An upstream that leads back here (a cluster DNS forwarding the base domain to this CoreDNS, which forwards to
+		// that cluster DNS) would send every other name of the domain round until it times out; the loop plugin
+		// detects it at start and stops CoreDNS with "Loop ... detected" in its log instead.
+		b.WriteString("    loop\n")
 		fmt.Fprintf(&b, "    forward . %s\n", strings.Join(o.Upstreams, " "))
 	} else {
 		b.WriteString("    template ANY ANY {\n        rcode REFUSED\n    }\n")

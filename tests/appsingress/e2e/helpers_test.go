@@ -145,7 +145,13 @@ func waitFor(t *testing.T, c client.Client, key types.NamespacedName, what strin
 	})
 	if err != nil {
 		if last != nil {
-			t.Fatalf("%s: %s not reached; phase %s reason %s: %s; externalIPs %v", key, what, last.Status.Phase, last.Status.Reason, last.Status.Message, last.Status.ExternalIPs)
+			var conditions []string
+			for _, c := range last.Status.Conditions {
+				conditions = append(conditions, fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+			}
+			t.Fatalf("%s: %s not reached; generation %d observed %d, phase %s reason %s: %s; externalIPs %v; conditions:\n  %s",
+				key, what, last.Generation, last.Status.ObservedGeneration, last.Status.Phase, last.Status.Reason, last.Status.Message,
+				last.Status.ExternalIPs, strings.Join(conditions, "\n  "))
 		}
 		t.Fatalf("%s: %s not reached: %v", key, what, err)
 	}

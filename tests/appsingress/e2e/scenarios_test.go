@@ -216,7 +216,12 @@ func TestDeletionIsBoundedWhenTheHostedClusterIsGone(t *testing.T) {
 	if err := mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).Delete(ctx, name2, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, c, key2, "Degraded/HostedClusterNotFound", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterNotFound"))
+	gone := waitFor(t, c, key2, "Degraded/HostedClusterNotFound", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterNotFound"))
+	// A deleted HostedCluster's names stop answering while its AppsIngress still exists.
+	waitDNS(t, vlanClient, "x.apps."+name2+"."+baseDomain, nil)
+	if len(gone.Status.ExternalIPs) != 0 {
+		t.Fatalf("status.externalIPs %v kept for a deleted HostedCluster", gone.Status.ExternalIPs)
+	}
 	start = time.Now()
 	deleteAndWait(t, key2)
 	if took := time.Since(start); took > 10*time.Second {

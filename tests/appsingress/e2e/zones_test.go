@@ -3,11 +3,13 @@
 package e2e_test
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,4 +77,33 @@ func TestDualStackZoneServedAndReloadedByCoreDNS(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("IP change answered %s after the zone file changed", time.Since(changed).Round(time.Millisecond))
+}
+
+// TestForwardingLoopStopsCoreDNS: with upstreams that lead back to itself, the rendered CoreDNS stops at once and
+// says why, instead of sending every other name of the domain round until it times out.
+func TestForwardingLoopStopsCoreDNS(t *testing.T) {
+	port, err := localproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort(proxyIP, strconv.Itoa(port))
+	dir := filepath.Join(t.TempDir(), "coredns")
+	opts := dns.Options{Port: port, ProxyIPs: []netip.Addr{netip.MustParseAddr(proxyIP)}, ZoneDir: dir, Upstreams: []string{addr}}
+	server, err := coredns.Start(t.Context(), dir, dns.Render(opts, nil), addr)
+	if server != nil {
+		t.Cleanup(func() { _ = server.Stop() })
+	}
+	if err == nil {
+		deadline := time.Now().Add(20 * time.Second)
+		for !server.Exited() && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !server.Exited() {
+			t.Fatalf("CoreDNS forwarding to itself still runs after 20s:\n%s", server.Logs())
+		}
+		err = errors.New(server.Logs())
+	}
+	if !strings.Contains(err.Error(), "Loop") || !strings.Contains(err.Error(), "detected") {
+		t.Fatalf("CoreDNS forwarding to itself did not report the loop: %v", err)
+	}
 }

@@ -82,6 +82,7 @@ type HostedClusterRef struct {
 // ServiceSpec is the hosted cluster's LoadBalancer Service.
 // +kubebuilder:validation:XValidation:rule="(has(self.name) == has(oldSelf.name)) && (!has(self.name) || self.name == oldSelf.name)",message="spec.service.name is immutable"
 // +kubebuilder:validation:XValidation:rule="(has(self.__namespace__) == has(oldSelf.__namespace__)) && (!has(self.__namespace__) || self.__namespace__ == oldSelf.__namespace__)",message="spec.service.namespace is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.loadBalancerClass) == has(oldSelf.loadBalancerClass) && (!has(self.loadBalancerClass) || self.loadBalancerClass == oldSelf.loadBalancerClass)",message="spec.service.loadBalancerClass is immutable (Kubernetes cannot change a Service's class): delete the AppsIngress and create it again"
 type ServiceSpec struct {
 	// name of the Service. Default: <cluster>-apps.
 	// +optional
@@ -108,6 +109,15 @@ type ServiceSpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=SingleStack;PreferDualStack;RequireDualStack
 	IPFamilyPolicy *corev1.IPFamilyPolicy `json:"ipFamilyPolicy,omitempty"`
+	// loadBalancerClass of the Service: which load-balancer implementation of the hosted cluster must serve it. A
+	// hosted cluster on KubeVirt also runs KubeVirt's cloud controller manager, which serves every LoadBalancer
+	// Service without a class; run MetalLB with a class (its --lb-class flag, the loadBalancerClass value of its
+	// chart) and name that class here, so that MetalLB, and only MetalLB, assigns the VLAN address. Unset: the
+	// cluster's default implementation. Immutable, as a Service's class is.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="spec.service.loadBalancerClass must be a qualified name such as metallb.io/vlan"
+	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
 }
 
 // ServicePorts are the Service's port numbers.
