@@ -56,6 +56,11 @@ defaults
     timeout client 1m
     timeout server 1m
     timeout tunnel 1h
+    # A connection an address refuses (an IPv6 address on an IPv4-only pod network, an address whose route is gone)
+    # is retried on another address of the cluster, and the health checks of the servers with several take such an
+    # address out; without both, round robin sends it its share of the connections, which fail.
+    retries 2
+    option redispatch 1
     # A hosted cluster's API host name that does not resolve must not stop the proxy from starting.
     default-server init-addr last,libc,none
 `)
@@ -114,8 +119,12 @@ func bind(addr string, port int) string {
 }
 
 func writeServers(b *strings.Builder, ips []netip.Addr, port int) {
+	check := ""
+	if len(ips) > 1 {
+		check = " check"
+	}
 	for i, ip := range ips {
-		fmt.Fprintf(b, "    server ip%d %s\n", i, serverAddr(netip.AddrPortFrom(ip, uint16(port)).String()))
+		fmt.Fprintf(b, "    server ip%d %s%s\n", i, serverAddr(netip.AddrPortFrom(ip, uint16(port)).String()), check)
 	}
 }
 
