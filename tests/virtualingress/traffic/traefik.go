@@ -90,7 +90,12 @@ func Start(ctx context.Context, cluster *devcluster.Cluster, dir string, progres
 		return nil, err
 	}
 	c.GatewayRoots = roots
-	if _, err := kube.CoreV1().Secrets(Namespace).Create(ctx, TLSSecret(gatewaySecret, certPEM, keyPEM), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	// Replaced, not kept: GatewayRoots trusts this run's certificate only.
+	secrets := kube.CoreV1().Secrets(Namespace)
+	if err := secrets.Delete(ctx, gatewaySecret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if _, err := secrets.Create(ctx, TLSSecret(gatewaySecret, certPEM, keyPEM), metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
 	// Gateway API only where the cluster serves it (the demo's cluster does not install its CRDs).
