@@ -7,6 +7,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/go-logr/logr"
 
@@ -43,6 +44,9 @@ func Routes() []Route {
 		{Method: "GET", Pattern: "/cloudapi/openapi.yaml", public: true, handler: (*Server).openapi},
 
 		{Method: "POST", Pattern: "/cloudapi/1.0.0/sessions", public: true, handler: (*Server).login},
+		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/sessions", handler: (*Server).logoutLoginURL},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/sessions/provider", public: true, handler: (*Server).providerLogin},
+		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/sessions/provider", handler: (*Server).logoutLoginURL},
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/sessions/{sessionId}", handler: (*Server).getSession},
 		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/sessions/{sessionId}", handler: (*Server).logout},
 
@@ -106,7 +110,20 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, Error{MinorErrorCode: CodeNotFound, Message: "no such resource: " + r.URL.Path})
 	})
-	return headers(mux)
+	return headers(trimTrailingSlash(mux))
+}
+
+// trimTrailingSlash serves a path with a trailing "/" as the path without it: Cloud Director's Go SDK names its
+// collections that way (".../orgs/").
+func trimTrailingSlash(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+			r = r.Clone(r.Context())
+			r.URL.Path = strings.TrimRight(p, "/")
+			r.URL.RawPath = ""
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // headers sets what every answer carries.

@@ -39,8 +39,10 @@ func (p Principal) orgAdmin() bool { return p.Role == store.RoleOrgAdmin || p.sy
 var errUnauthorized = &apiError{http.StatusUnauthorized, CodeUnauthorized, "authentication required: log in with POST /cloudapi/1.0.0/sessions and send the token as 'Authorization: Bearer <token>'"}
 
 func (s *Server) authenticate(r *http.Request) (Principal, error) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || token == "" {
+	// The scheme is case-insensitive (RFC 9110 §11.1): Cloud Director's Go SDK sends "bearer".
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return Principal{}, errUnauthorized
 	}
 	c, err := s.issuer.Verify(token)
@@ -83,7 +85,13 @@ const (
 // login takes HTTP basic credentials "user@org:password" (or "user:password") and answers the session with
 // the bearer token in X-VMWARE-VCLOUD-ACCESS-TOKEN. Every failure is the same 401, so that it tells nothing
 // about which accounts exist.
-func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error { return s.loginAs(w, r, false) }
+
+// providerLogin is Cloud Director's login for the System organization (/sessions/provider): only system
+// administrators get a session there; everyone else gets the same 401 as a wrong password.
+func (s *Server) providerLogin(w http.ResponseWriter, r *http.Request) error { return s.loginAs(w, r, true) }
+
+func (s *Server) loginAs(w http.ResponseWriter, r *http.Request, provider bool) error {
 	name, password, ok := r.BasicAuth()
 	if !ok {
 		return &apiError{http.StatusUnauthorized, CodeUnauthorized, "log in with HTTP basic authentication: user@organization:password"}
@@ -98,7 +106,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !auth.CheckPassword(u.PasswordHash, password) || !u.Enabled {
+	if !auth.CheckPassword(u.PasswordHash, password) || !u.Enabled || (provider && u.Role != store.RoleSystemAdmin) {
 		return refused
 	}
 	org, err := s.orgRef(r.Context(), u.OrgID)
@@ -172,6 +180,15 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := ownSession(r, p); err != nil {
 		return err
 	}
+	return s.endSession(w, r, p)
+}
+
+// logoutLoginURL is DELETE on the login URL, which is how Cloud Director's clients log out.
+func (s *Server) logoutLoginURL(w http.ResponseWriter, r *http.Request) error {
+	return s.endSession(w, r, principal(r))
+}
+
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err := s.store.RevokeSession(r.Context(), p.TokenID, p.ExpiresAt); err != nil {
 		return err
 	}
