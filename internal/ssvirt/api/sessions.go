@@ -89,7 +89,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error { return s.
 
 // providerLogin is Cloud Director's login for the System organization (/sessions/provider): only system
 // administrators get a session there; everyone else gets the same 401 as a wrong password.
-func (s *Server) providerLogin(w http.ResponseWriter, r *http.Request) error { return s.loginAs(w, r, true) }
+func (s *Server) providerLogin(w http.ResponseWriter, r *http.Request) error {
+	return s.loginAs(w, r, true)
+}
 
 func (s *Server) loginAs(w http.ResponseWriter, r *http.Request, provider bool) error {
 	name, password, ok := r.BasicAuth()
