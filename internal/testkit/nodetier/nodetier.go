@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -303,25 +304,41 @@ func EchoPod(name string, labels map[string]string) *corev1.Pod {
 	}
 }
 
-// RunEchoPod creates EchoPod(name, labels) in namespace and waits until it is Ready.
+// RunEchoPod creates EchoPod(name, labels) in namespace, waits until it is Ready and returns it.
 func (e *Env) RunEchoPod(t *testing.T, namespace, name string, labels map[string]string) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := e.Kube.CoreV1().Pods(namespace).Create(ctx, EchoPod(name, labels), metav1.CreateOptions{}); err != nil {
+	if err := StartEchoPod(ctx, e.Kube, namespace, name, labels); err != nil {
 		t.Fatal(err)
 	}
-	var pod *corev1.Pod
-	Eventually(t, time.Minute, "Pod "+namespace+"/"+name+" Ready", func() (bool, string, error) {
-		var err error
-		if pod, err = e.Kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return false, "", err
+	pod, err := e.Kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// StartEchoPod creates EchoPod(name, labels) in namespace and waits (a minute at most) until it is Ready.
+func StartEchoPod(ctx context.Context, kube kubernetes.Interface, namespace, name string, labels map[string]string) error {
+	if _, err := kube.CoreV1().Pods(namespace).Create(ctx, EchoPod(name, labels), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	phase := ""
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pod, err := kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
 		}
+		phase = string(pod.Status.Phase)
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true, "", nil
+				return true, nil
 			}
 		}
-		return false, string(pod.Status.Phase), nil
+		return false, nil
 	})
-	return pod
+	if err != nil {
+		return fmt.Errorf("echo Pod %s/%s not Ready (phase %q): %w", namespace, name, phase, err)
+	}
+	return nil
 }

@@ -36,7 +36,13 @@ func login(t *testing.T, inst *instance, user, org, password string) *client {
 
 func tryLogin(t *testing.T, inst *instance, user, org, password string) (*client, int) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, inst.url+"/cloudapi/1.0.0/sessions", nil)
+	return tryLoginAt(t, inst, "/cloudapi/1.0.0/sessions", user, org, password)
+}
+
+// tryLoginAt logs in at loginURL (the tenants' or the provider's) and returns the client and the status.
+func tryLoginAt(t *testing.T, inst *instance, loginURL, user, org, password string) (*client, int) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, inst.url+loginURL, nil)
 	req.SetBasicAuth(user+"@"+org, password)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

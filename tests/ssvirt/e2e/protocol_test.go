@@ -38,15 +38,7 @@ func TestCloudDirectorClientConventions(t *testing.T) {
 
 	provider := func(user, org, password string) (*client, int) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url+"/cloudapi/1.0.0/sessions/provider", nil)
-		req.SetBasicAuth(user+"@"+org, password)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return &client{base: srv.url, token: resp.Header.Get(api.HeaderAccessToken)}, resp.StatusCode
+		return tryLoginAt(t, srv, "/cloudapi/1.0.0/sessions/provider", user, org, password)
 	}
 	admin, status := provider(adminUser, "System", adminPass)
 	if status != http.StatusOK || admin.token == "" {
