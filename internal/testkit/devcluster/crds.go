@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/gatewayapi"
 )
 
 // ApplyCRDs server-side applies CRDs (a test's prerequisites, e.g. Gateway API's) and waits until the API server
@@ -51,4 +53,14 @@ func (c *Cluster) waitEstablished(ctx context.Context, a *applier, what string, 
 		}
 		return true, nil
 	})
+}
+
+// ApplyGatewayAPICRDs applies Gateway API's standard CRDs at the version the repository pins (internal/testkit/
+// gatewayapi), so that HTTPRoutes are served.
+func (c *Cluster) ApplyGatewayAPICRDs(ctx context.Context) error {
+	crds, err := gatewayapi.StandardCRDs(ctx, c.opts.RepoRoot)
+	if err != nil {
+		return err
+	}
+	return c.ApplyCRDs(ctx, crds)
 }

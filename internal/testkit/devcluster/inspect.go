@@ -3,12 +3,14 @@ package devcluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 )
@@ -115,4 +117,18 @@ func PendingUpdateRequests(ctx context.Context, dyn dynamic.Interface) ([]unstru
 		}
 	}
 	return pending, nil
+}
+
+// CountInLog is how many times text occurs in component's log so far.
+func (c *Cluster) CountInLog(component, text string) (int, error) {
+	data, err := os.ReadFile(c.LogPath(component))
+	return strings.Count(string(data), text), err
+}
+
+// SetKyvernoUpdateRequestThreshold sets updateRequestThreshold in Kyverno's ConfigMap, which its controllers watch
+// (they apply a change within a few seconds): 0 makes Kyverno skip every update request, as under a flood.
+func (c *Cluster) SetKyvernoUpdateRequestThreshold(ctx context.Context, value string) error {
+	patch := fmt.Sprintf(`{"data":{"updateRequestThreshold":%q}}`, value)
+	_, err := c.kube.CoreV1().ConfigMaps(KyvernoNamespace).Patch(ctx, "kyverno", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
 }

@@ -307,29 +307,24 @@ func EchoPod(name string, labels map[string]string) *corev1.Pod {
 // RunEchoPod creates EchoPod(name, labels) in namespace, waits until it is Ready and returns it.
 func (e *Env) RunEchoPod(t *testing.T, namespace, name string, labels map[string]string) *corev1.Pod {
 	t.Helper()
-	ctx := context.Background()
-	if err := StartEchoPod(ctx, e.Kube, namespace, name, labels); err != nil {
-		t.Fatal(err)
-	}
-	pod, err := e.Kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	pod, err := StartEchoPod(context.Background(), e.Kube, namespace, name, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pod
 }
 
-// StartEchoPod creates EchoPod(name, labels) in namespace and waits (a minute at most) until it is Ready.
-func StartEchoPod(ctx context.Context, kube kubernetes.Interface, namespace, name string, labels map[string]string) error {
+// StartEchoPod creates EchoPod(name, labels) in namespace, waits (a minute at most) until it is Ready and returns it.
+func StartEchoPod(ctx context.Context, kube kubernetes.Interface, namespace, name string, labels map[string]string) (*corev1.Pod, error) {
 	if _, err := kube.CoreV1().Pods(namespace).Create(ctx, EchoPod(name, labels), metav1.CreateOptions{}); err != nil {
-		return err
+		return nil, err
 	}
-	phase := ""
+	var pod *corev1.Pod
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		pod, err := kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		var err error
+		if pod, err = kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return false, err
 		}
-		phase = string(pod.Status.Phase)
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 				return true, nil
@@ -338,7 +333,11 @@ func StartEchoPod(ctx context.Context, kube kubernetes.Interface, namespace, nam
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("echo Pod %s/%s not Ready (phase %q): %w", namespace, name, phase, err)
+		phase := ""
+		if pod != nil {
+			phase = string(pod.Status.Phase)
+		}
+		return nil, fmt.Errorf("echo Pod %s/%s not Ready (phase %q): %w", namespace, name, phase, err)
 	}
-	return nil
+	return pod, nil
 }

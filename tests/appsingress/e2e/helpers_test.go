@@ -131,6 +131,21 @@ func newAppsIngress(name, cluster, pool string) *v1alpha1.AppsIngress {
 	}
 }
 
+// createAppsIngress gives cluster name a kubeconfig Secret and a HostedCluster pointing at the hosted devcluster, and
+// creates the AppsIngress of the same name (newAppsIngress with pool, then mutate, when given).
+func createAppsIngress(t *testing.T, name, pool string, mutate func(*v1alpha1.AppsIngress)) {
+	t.Helper()
+	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
+	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
+	ai := newAppsIngress(name, name, pool)
+	if mutate != nil {
+		mutate(ai)
+	}
+	if err := mgmtClient(t).Create(context.Background(), ai); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitFor polls the AppsIngress until cond holds, and fails the test with its last status otherwise.
 func waitFor(t *testing.T, c client.Client, key types.NamespacedName, what string, timeout time.Duration, cond func(*v1alpha1.AppsIngress) bool) *v1alpha1.AppsIngress {
 	t.Helper()

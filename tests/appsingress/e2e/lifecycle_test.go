@@ -32,11 +32,7 @@ func TestLifecycle(t *testing.T) {
 	api := "api." + cluster + "." + baseDomain
 
 	stopMetalLB() // MetalLB comes later: first the object must wait for it.
-	putKubeconfigSecret(t, cluster+"-admin-kubeconfig", hostedKubeconfig(t))
-	createHostedCluster(t, cluster, cluster+"-admin-kubeconfig", hostedAPIEndpoint(t))
-	if err := c.Create(ctx, newAppsIngress(cluster, cluster, poolA)); err != nil {
-		t.Fatal(err)
-	}
+	createAppsIngress(t, cluster, poolA, nil)
 
 	t.Log("Pending until an IP is assigned; the Service exists in the hosted cluster with the pool annotation")
 	waitFor(t, c, key, "Pending/ExternalIPPending", time.Minute, phaseIs(v1alpha1.PhasePending, "ExternalIPPending"))

@@ -98,11 +98,7 @@ func TestServiceNotOwnedIsLeftAlone(t *testing.T) {
 	if err := startMetalLB(ctx); err != nil {
 		t.Fatal(err)
 	}
-	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
-	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
-	if err := c.Create(ctx, newAppsIngress(name, name, poolA)); err != nil {
-		t.Fatal(err)
-	}
+	createAppsIngress(t, name, poolA, nil)
 	waitFor(t, c, key, "Degraded/ServiceNotOwned", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "ServiceNotOwned"))
 	deleteAndWait(t, key)
 	got, err := hostedService(t, name+"-apps")
@@ -125,11 +121,7 @@ func TestTwoClustersSideBySide(t *testing.T) {
 	ips := map[string]string{}
 	routers := map[string]*router{}
 	for _, name := range []string{"east", "west"} {
-		putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
-		createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
-		if err := c.Create(ctx, newAppsIngress(name, name, poolA)); err != nil {
-			t.Fatal(err)
-		}
+		createAppsIngress(t, name, poolA, nil)
 	}
 	for _, name := range []string{"east", "west"} {
 		ai := waitFor(t, c, types.NamespacedName{Namespace: clustersNS, Name: name}, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
@@ -177,11 +169,7 @@ func TestDeletionIsBoundedWhenTheHostedClusterIsGone(t *testing.T) {
 	}
 	const name = "gone"
 	key := types.NamespacedName{Namespace: clustersNS, Name: name}
-	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
-	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
-	if err := c.Create(ctx, newAppsIngress(name, name, poolA)); err != nil {
-		t.Fatal(err)
-	}
+	createAppsIngress(t, name, poolA, nil)
 	ai := waitFor(t, c, key, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
 	waitDNS(t, vlanClient, "x.apps."+name+"."+baseDomain, ai.Status.ExternalIPs)
 
@@ -207,11 +195,7 @@ func TestDeletionIsBoundedWhenTheHostedClusterIsGone(t *testing.T) {
 	t.Log("without its HostedCluster, deletion does not wait")
 	const name2 = "gone2"
 	key2 := types.NamespacedName{Namespace: clustersNS, Name: name2}
-	putKubeconfigSecret(t, name2+"-admin-kubeconfig", hostedKubeconfig(t))
-	createHostedCluster(t, name2, name2+"-admin-kubeconfig", hostedAPIEndpoint(t))
-	if err := c.Create(ctx, newAppsIngress(name2, name2, poolA)); err != nil {
-		t.Fatal(err)
-	}
+	createAppsIngress(t, name2, poolA, nil)
 	waitFor(t, c, key2, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
 	if err := mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).Delete(ctx, name2, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

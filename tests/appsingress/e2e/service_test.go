@@ -26,13 +26,7 @@ func TestRenamedClusterLeavesNoService(t *testing.T) {
 	}
 	const name = "renamed"
 	key := types.NamespacedName{Namespace: clustersNS, Name: name}
-	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
-	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
-	ai := newAppsIngress(name, name, poolA)
-	ai.Spec.ClusterName = "before"
-	if err := c.Create(ctx, ai); err != nil {
-		t.Fatal(err)
-	}
+	createAppsIngress(t, name, poolA, func(ai *v1alpha1.AppsIngress) { ai.Spec.ClusterName = "before" })
 	t.Cleanup(func() { deleteAndWait(t, key) })
 	waitFor(t, c, key, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
 	if _, err := hostedService(t, "before-apps"); err != nil {
@@ -65,13 +59,9 @@ func TestLoadBalancerClassNamesTheController(t *testing.T) {
 	}
 	const name = "classy"
 	key := types.NamespacedName{Namespace: clustersNS, Name: name}
-	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
-	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
-	ai := newAppsIngress(name, name, poolA)
-	ai.Spec.Service.LoadBalancerClass = ptr.To("example.com/vlan-lb")
-	if err := c.Create(ctx, ai); err != nil {
-		t.Fatal(err)
-	}
+	createAppsIngress(t, name, poolA, func(ai *v1alpha1.AppsIngress) {
+		ai.Spec.Service.LoadBalancerClass = ptr.To("example.com/vlan-lb")
+	})
 	t.Cleanup(func() { deleteAndWait(t, key) })
 	waitFor(t, c, key, "Pending/ExternalIPPending", time.Minute, phaseIs(v1alpha1.PhasePending, "ExternalIPPending"))
 	svc, err := hostedService(t, name+"-apps")

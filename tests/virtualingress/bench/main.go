@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/gatewayapi"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
@@ -118,11 +117,7 @@ func run(o options) error {
 	}
 	defer func() { _ = cluster.Stop() }()
 	if o.routes {
-		crds, err := gatewayapi.StandardCRDs(ctx, root)
-		if err != nil {
-			return err
-		}
-		if err := cluster.ApplyCRDs(ctx, crds); err != nil {
+		if err := cluster.ApplyGatewayAPICRDs(ctx); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/gatewayapi"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
@@ -67,11 +66,7 @@ func run(m *testing.M) int {
 	env.cluster = cluster
 	// Gateway API's standard channel, so that the chart renders its VirtualHTTPRoute policies and the API server
 	// validates every generated HTTPRoute with HTTPRoute's own schema.
-	crds, err := gatewayapi.StandardCRDs(ctx, root)
-	if err == nil {
-		err = cluster.ApplyCRDs(ctx, crds)
-	}
-	if err != nil {
+	if err := cluster.ApplyGatewayAPICRDs(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "installing Gateway API's CRDs:", err)
 		return 1
 	}

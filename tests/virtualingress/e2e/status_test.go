@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
@@ -229,9 +227,7 @@ func testSkippedRequestsRepaired(t *testing.T) {
 
 func setUpdateRequestThreshold(t *testing.T, value string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"data":{"updateRequestThreshold":%q}}`, value)
-	if _, err := env.kube.CoreV1().ConfigMaps("kyverno").Patch(context.Background(), "kyverno", types.MergePatchType,
-		[]byte(patch), metav1.PatchOptions{}); err != nil {
+	if err := env.cluster.SetKyvernoUpdateRequestThreshold(context.Background(), value); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -252,9 +248,9 @@ func settledCount(t *testing.T, component, text string, quiet time.Duration) int
 
 func countInLog(t *testing.T, component, text string) int {
 	t.Helper()
-	data, err := os.ReadFile(env.cluster.LogPath(component))
+	n, err := env.cluster.CountInLog(component, text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Count(string(data), text)
+	return n
 }

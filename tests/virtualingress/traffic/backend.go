@@ -17,7 +17,8 @@ const backendLabel = "traffic.virtual-ingress.io/backend"
 
 // RunBackend starts the echo Pod called name in namespace (it answers with its name) and waits until it is Ready.
 func RunBackend(ctx context.Context, kube kubernetes.Interface, namespace, name string) error {
-	return nodetier.StartEchoPod(ctx, kube, namespace, name, map[string]string{backendLabel: name})
+	_, err := nodetier.StartEchoPod(ctx, kube, namespace, name, map[string]string{backendLabel: name})
+	return err
 }
 
 // TenantService is a Service as the Kubevirt CCM mirrors one: a random name (virtualingress.CCMName), the tenant's

@@ -25,8 +25,8 @@ type Response struct {
 // Client sends requests for any host to one entry point of the controller, as a client resolving every name to the
 // controller's address would. Keep-alive connections are reused, as a browser's would be.
 type Client struct {
-	addr string
-	http *http.Client
+	addr, scheme string
+	http         *http.Client
 }
 
 // NewClient sends plain HTTP to addr.
@@ -48,17 +48,17 @@ func newClient(addr string, tlsConfig *tls.Config) *Client {
 		// Never a proxy from the environment: requests go to the controller only.
 		Proxy: nil,
 	}
-	return &Client{addr: addr, http: &http.Client{Transport: transport, Timeout: 2 * time.Second,
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	return &Client{addr: addr, scheme: scheme, http: &http.Client{Transport: transport, Timeout: 2 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
 // Get requests path of host.
 func (c *Client) Get(ctx context.Context, host, path string) (Response, error) {
-	scheme := "http"
-	if c.http.Transport.(*http.Transport).TLSClientConfig != nil {
-		scheme = "https"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+host+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.scheme+"://"+host+path, nil)
 	if err != nil {
 		return Response{}, err
 	}
@@ -81,6 +81,3 @@ func (c *Client) Get(ctx context.Context, host, path string) (Response, error) {
 	}
 	return r, nil
 }
-
-// CloseIdle drops kept-alive connections.
-func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }

@@ -45,8 +45,10 @@ const (
 
 // Controller is a running Traefik.
 type Controller struct {
-	// HTTP and HTTPS are the addresses of its plain and TLS entry points (the Gateway's listener ports).
+	// HTTP and HTTPS are the addresses of its plain and TLS entry points, HTTPPort the first's port: a Gateway
+	// listener on that port is served by the plain entry point.
 	HTTP, HTTPS string
+	HTTPPort    int64
 	// GatewayRoots verifies the certificate of the Gateway's HTTPS listener.
 	GatewayRoots *x509.CertPool
 	// Gateway says whether the cluster serves Gateway API, and so whether the GatewayClass and Gateway exist and
@@ -79,7 +81,7 @@ func Start(ctx context.Context, cluster *devcluster.Cluster, dir string, progres
 			return nil, err
 		}
 	}
-	c.HTTP = net.JoinHostPort(devcluster.NodeIP, strconv.Itoa(ports[0]))
+	c.HTTP, c.HTTPPort = net.JoinHostPort(devcluster.NodeIP, strconv.Itoa(ports[0])), int64(ports[0])
 	c.HTTPS = net.JoinHostPort(devcluster.NodeIP, strconv.Itoa(ports[1]))
 
 	if err := createRBAC(ctx, kube); err != nil {

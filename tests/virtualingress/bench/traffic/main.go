@@ -28,7 +28,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/gatewayapi"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
@@ -103,11 +102,7 @@ func run(ctx context.Context, o options) error {
 			fmt.Fprintln(os.Stderr, "bench traffic: stopping the cluster:", err)
 		}
 	}()
-	crds, err := gatewayapi.StandardCRDs(ctx, root)
-	if err != nil {
-		return err
-	}
-	if err := cluster.ApplyCRDs(ctx, crds); err != nil {
+	if err := cluster.ApplyGatewayAPICRDs(ctx); err != nil {
 		return err
 	}
 	imageValues, err := cluster.BuildChartImage(ctx, root, chart, "controller.image", "./cmd/virtual-ingress-controller")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
@@ -89,12 +87,12 @@ func (b *bench) recreate(ctx context.Context, s subject, c string, cur *tenantSt
 	remove := func() error { return services.Delete(ctx, cur.service, metav1.DeleteOptions{}) }
 	if c == throughRepair {
 		var err error
-		if b.skipped, err = b.countKyvernoLog(skippedLine); err != nil {
+		if b.skipped, err = b.cluster.CountInLog(devcluster.ComponentKyverno, skippedLine); err != nil {
 			l.finish(begin)
 			return outcome{}, err
 		}
 		// Kyverno must have reloaded the threshold before the first write.
-		if err := b.setThreshold(ctx, "0"); err != nil {
+		if err := b.cluster.SetKyvernoUpdateRequestThreshold(ctx, "0"); err != nil {
 			l.finish(begin)
 			return outcome{}, err
 		}
@@ -108,7 +106,7 @@ func (b *bench) recreate(ctx context.Context, s subject, c string, cur *tenantSt
 		err = errors.Join(remove(), create())
 	case createThenDelete:
 		if err = create(); err == nil {
-			if _, err = waitEndpoints(ctx, b, s.namespace, newName.Load().(string), start); err == nil {
+			if err = b.waitEndpoints(ctx, s.namespace, newName.Load().(string)); err == nil {
 				err = remove()
 			}
 		}
@@ -169,7 +167,7 @@ func (b *bench) restoreAfterASkip(ctx context.Context, err error) (time.Time, er
 	deadline := time.Now().Add(30 * time.Second)
 	var settled time.Time
 	for ; ; time.Sleep(100 * time.Millisecond) {
-		n, err := b.countKyvernoLog(skippedLine)
+		n, err := b.cluster.CountInLog(devcluster.ComponentKyverno, skippedLine)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -177,7 +175,7 @@ func (b *bench) restoreAfterASkip(ctx context.Context, err error) (time.Time, er
 		case n > b.skipped:
 			b.skipped, settled = n, time.Now()
 		case !settled.IsZero() && time.Since(settled) >= time.Second:
-			if err := b.setThreshold(ctx, restoredThreshold); err != nil {
+			if err := b.cluster.SetKyvernoUpdateRequestThreshold(ctx, restoredThreshold); err != nil {
 				return time.Time{}, err
 			}
 			return time.Now(), nil
@@ -194,17 +192,6 @@ const (
 	// restoredThreshold is the chart's and Kyverno's default updateRequestThreshold.
 	restoredThreshold = "1000"
 )
-
-func (b *bench) setThreshold(ctx context.Context, value string) error {
-	patch := fmt.Sprintf(`{"data":{"updateRequestThreshold":%q}}`, value)
-	_, err := b.kube.CoreV1().ConfigMaps(devcluster.KyvernoNamespace).Patch(ctx, "kyverno", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	return err
-}
-
-func (b *bench) countKyvernoLog(text string) (int, error) {
-	data, err := os.ReadFile(b.cluster.LogPath(devcluster.ComponentKyverno))
-	return strings.Count(string(data), text), err
-}
 
 // hopTimes are when, after a recreation began, the generated object named the new Service and its endpoints were ready.
 type hopTimes struct{ generated, endpoints time.Duration }
@@ -236,7 +223,7 @@ func (b *bench) watchHops(ctx context.Context, s subject, newService func() stri
 				}
 			}
 			if h.endpoints == 0 {
-				if ok, _ := endpointsReady(ctx, b, s.namespace, name); ok {
+				if ok, _ := b.endpointsReady(ctx, s.namespace, name); ok {
 					h.endpoints = time.Since(start)
 				}
 			}
@@ -250,7 +237,8 @@ func (w *hopWatch) stop() hopTimes {
 	return <-w.done
 }
 
-func endpointsReady(ctx context.Context, b *bench, namespace, service string) (bool, error) {
+// endpointsReady says whether an EndpointSlice of the Service holds a ready endpoint.
+func (b *bench) endpointsReady(ctx context.Context, namespace, service string) (bool, error) {
 	slices, err := b.kube.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
 	if err != nil {
 		return false, err
@@ -265,13 +253,14 @@ func endpointsReady(ctx context.Context, b *bench, namespace, service string) (b
 	return false, nil
 }
 
-func waitEndpoints(ctx context.Context, b *bench, namespace, service string, start time.Time) (time.Duration, error) {
+// waitEndpoints waits (a minute at most) until endpointsReady.
+func (b *bench) waitEndpoints(ctx context.Context, namespace, service string) error {
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if ok, err := endpointsReady(ctx, b, namespace, service); err != nil || ok {
-			return time.Since(start), err
+		if ok, err := b.endpointsReady(ctx, namespace, service); err != nil || ok {
+			return err
 		}
 	}
-	return 0, fmt.Errorf("the endpoints of Service %s/%s never became ready", namespace, service)
+	return fmt.Errorf("the endpoints of Service %s/%s never became ready", namespace, service)
 }
 
 // namesService says whether obj's spec names service (as an Ingress backend or an HTTPRoute backendRef).

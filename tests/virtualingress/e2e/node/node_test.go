@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/gatewayapi"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
@@ -40,11 +39,7 @@ const (
 func TestMain(m *testing.M) {
 	os.Exit(nodetier.Main(m, "virtualingress", true, func(ctx context.Context, e *nodetier.Env) error {
 		node = e
-		crds, err := gatewayapi.StandardCRDs(ctx, e.RepoRoot)
-		if err != nil {
-			return err
-		}
-		return e.Cluster.ApplyCRDs(ctx, crds)
+		return e.Cluster.ApplyGatewayAPICRDs(ctx)
 	}))
 }
 
@@ -108,7 +103,8 @@ func createLabelledService(t *testing.T, ns string, labels map[string]string) {
 	}
 }
 
-func waitCondition(t *testing.T, what string, get func() (*unstructured.Unstructured, error), status, reason string) {
+// waitCondition waits until what (get reads it) is Ready=status with reason, and messageHas in the message.
+func waitCondition(t *testing.T, what string, get func() (*unstructured.Unstructured, error), status, reason, messageHas string) {
 	t.Helper()
 	nodetier.Eventually(t, 2*time.Minute, fmt.Sprintf("%s Ready=%s %s", what, status, reason), func() (bool, string, error) {
 		obj, err := get()
@@ -116,7 +112,7 @@ func waitCondition(t *testing.T, what string, get func() (*unstructured.Unstruct
 			return false, "", err
 		}
 		s, r, msg := virtualingress.Condition(obj, "Ready")
-		return s == status && r == reason, s + " " + r + ": " + msg, nil
+		return s == status && r == reason && strings.Contains(msg, messageHas), s + " " + r + ": " + msg, nil
 	})
 }
 
@@ -140,21 +136,21 @@ func readyThroughThePod(t *testing.T) {
 	}
 	waitCondition(t, "VirtualIngress", func() (*unstructured.Unstructured, error) {
 		return vis.Get(ctx, "coder", metav1.GetOptions{})
-	}, "True", "IngressUpToDate")
+	}, "True", "IngressUpToDate", "")
 
 	routes := node.Dyn.Resource(virtualingress.RouteGVR).Namespace(ns)
 	if _, err := routes.Create(ctx, virtualingress.NewRoute(ns, "coder", virtualingress.CoderRouteSpec(labels)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	getRoute := func() (*unstructured.Unstructured, error) { return routes.Get(ctx, "coder", metav1.GetOptions{}) }
-	waitCondition(t, "VirtualHTTPRoute", getRoute, "False", "NoGatewayStatus")
+	waitCondition(t, "VirtualHTTPRoute", getRoute, "False", "NoGatewayStatus", "")
 	// Its parent Gateway, served by Traefik: the route is Ready once Traefik accepted it.
 	gateway := traffic.NewGateway(ns, "tenant-root", []any{map[string]any{"name": "web",
-		"port": entryPointPort(t, trafficController.HTTP), "protocol": "HTTP", "hostname": "coder.enigma.vgijssel.nl"}})
+		"port": trafficController.HTTPPort, "protocol": "HTTP", "hostname": "coder.enigma.vgijssel.nl"}})
 	if _, err := node.Dyn.Resource(traffic.GatewayGVR).Namespace(ns).Create(ctx, gateway, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitCondition(t, "VirtualHTTPRoute", getRoute, "True", "HTTPRouteUpToDate")
+	waitCondition(t, "VirtualHTTPRoute", getRoute, "True", "HTTPRouteUpToDate", "")
 }
 
 // testMetricsAuthorised: the metrics Service answers over HTTPS only a token the API server authorises for GET

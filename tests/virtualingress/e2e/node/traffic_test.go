@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,7 +92,7 @@ func createVirtualIngress(t *testing.T, ns, name string, spec map[string]any) {
 	}
 	waitCondition(t, "VirtualIngress "+name, func() (*unstructured.Unstructured, error) {
 		return node.Dyn.Resource(virtualingress.GVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
-	}, "True", "IngressUpToDate")
+	}, "True", "IngressUpToDate", "")
 }
 
 func testIngressHTTP(t *testing.T, tn tenant) {
@@ -154,7 +153,6 @@ func testRouteTraffic(t *testing.T, tn tenant) {
 // testRouteStatusForReal: no test writes a route's status; Traefik does, or nobody does.
 func testRouteStatusForReal(t *testing.T, tn tenant) {
 	ctx := context.Background()
-	webPort := entryPointPort(t, trafficController.HTTP)
 	coder := []any{map[string]any{"backendRefs": []any{virtualingress.SelectorBackendRef(selects("coder"), "http")}}}
 	gateways := node.Dyn.Resource(traffic.GatewayGVR).Namespace(tn.ns)
 
@@ -163,7 +161,7 @@ func testRouteStatusForReal(t *testing.T, tn tenant) {
 		"parentRefs": []any{map[string]any{"name": "late"}}, "hostnames": []any{host("late")}, "rules": coder})
 	waitRoute(t, tn.ns, "late", "False", "NoGatewayStatus", "")
 	listener := func(allowed string) []any {
-		return []any{map[string]any{"name": traffic.ListenerHTTP, "port": webPort, "protocol": "HTTP", "hostname": host("late"),
+		return []any{map[string]any{"name": traffic.ListenerHTTP, "port": trafficController.HTTPPort, "protocol": "HTTP", "hostname": host("late"),
 			"allowedRoutes": map[string]any{"namespaces": map[string]any{"from": allowed}}}}
 	}
 	if _, err := gateways.Create(ctx, traffic.NewGateway(tn.ns, "late", listener("Same")), metav1.CreateOptions{}); err != nil {
@@ -204,15 +202,9 @@ func createRoute(t *testing.T, ns, name string, spec map[string]any) *unstructur
 // waitRoute waits for the VirtualHTTPRoute's Ready condition, with messageHas in its message.
 func waitRoute(t *testing.T, ns, name, status, reason, messageHas string) {
 	t.Helper()
-	routes := node.Dyn.Resource(virtualingress.RouteGVR).Namespace(ns)
-	nodetier.Eventually(t, 2*time.Minute, fmt.Sprintf("VirtualHTTPRoute %s Ready=%s %s", name, status, reason), func() (bool, string, error) {
-		obj, err := routes.Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		s, r, msg := virtualingress.Condition(obj, "Ready")
-		return s == status && r == reason && strings.Contains(msg, messageHas), s + " " + r + ": " + msg, nil
-	})
+	waitCondition(t, "VirtualHTTPRoute "+name, func() (*unstructured.Unstructured, error) {
+		return node.Dyn.Resource(virtualingress.RouteGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	}, status, reason, messageHas)
 }
 
 // assertParentsFromTraefik: every parent entry of the generated HTTPRoute was written by Traefik.
@@ -276,17 +268,4 @@ func testQuietIngress(t *testing.T, tn tenant) {
 		t.Fatalf("Ingress %s/%s written %d times in a quiet minute after its status was set: %v", tn.ns, name, len(writes), writes)
 	}
 	t.Logf("Ingress %s/%s: 0 writes in a quiet minute after Traefik set its status", tn.ns, name)
-}
-
-func entryPointPort(t *testing.T, addr string) int64 {
-	t.Helper()
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p int64
-	if _, err := fmt.Sscan(port, &p); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
