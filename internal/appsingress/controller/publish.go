@@ -43,6 +43,30 @@ type publisher struct {
 	mu sync.Mutex
 	// entries are the entries last rendered, by AppsIngress key (nil: none).
 	entries map[string]*routes.Cluster
+	// renders counts the renders; proxyIDs maps each recent haproxy.cfg's ConfigID to the last render that produced
+	// it, so that a replica serving a later render than the one an object waits for counts as up to date.
+	renders  uint64
+	proxyIDs map[string]uint64
+}
+
+// published is what one publish wrote.
+type published struct {
+	render   uint64
+	proxyID  string
+	proxyIPs []netip.Addr
+}
+
+// keptProxyIDs bounds proxyIDs: a replica so far behind that its id was forgotten counts as not up to date.
+const keptProxyIDs = 4096
+
+// proxyCurrent says whether the haproxy.cfg with id is the render since or a later one.
+func (p *publisher) proxyCurrent(since uint64) func(id string) bool {
+	return func(id string) bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n, ok := p.proxyIDs[id]
+		return ok && n >= since
+	}
 }
 
 // publish writes the configuration with override standing in for the stored object of the same key (nil: none;
@@ -51,12 +75,12 @@ type publisher struct {
 // The entries of the other AppsIngresses are the ones this publisher last wrote for them, not their status in the
 // cache: with several workers, another object's status write may not have reached the cache yet, and rendering
 // from it would drop that object's fresh entry. The cache is used for objects not published since the start.
-func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress) error {
+func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress) (published, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var list v1alpha1.AppsIngressList
 	if err := p.client.List(ctx, &list); err != nil {
-		return err
+		return published{}, err
 	}
 	if p.entries == nil {
 		p.entries = map[string]*routes.Cluster{}
@@ -101,22 +125,29 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 	if len(dnsOpts.ProxyIPs) == 0 && p.proxyService.Name != "" {
 		ips, err := p.proxyIPs(ctx)
 		if err != nil {
-			return err
+			return published{}, err
 		}
 		dnsOpts.ProxyIPs = ips
 	}
 	if err := p.write(ctx, p.dnsMap, dns.Render(dnsOpts, clusters)); err != nil {
-		return fmt.Errorf("writing ConfigMap %s: %w", p.dnsMap, err)
+		return published{}, fmt.Errorf("writing ConfigMap %s: %w", p.dnsMap, err)
 	}
-	if err := p.write(ctx, p.proxyMap, map[string]string{HAProxyKey: proxy.Render(p.proxyOpts, clusters)}); err != nil {
-		return fmt.Errorf("writing ConfigMap %s: %w", p.proxyMap, err)
+	cfg := proxy.Render(p.proxyOpts, clusters)
+	if err := p.write(ctx, p.proxyMap, map[string]string{HAProxyKey: cfg}); err != nil {
+		return published{}, fmt.Errorf("writing ConfigMap %s: %w", p.proxyMap, err)
 	}
-	return nil
+	p.renders++
+	if p.proxyIDs == nil || len(p.proxyIDs) >= keptProxyIDs {
+		p.proxyIDs = map[string]uint64{}
+	}
+	id := proxy.ConfigID(cfg)
+	p.proxyIDs[id] = p.renders
+	return published{render: p.renders, proxyID: id, proxyIPs: dnsOpts.ProxyIPs}, nil
 }
 
 // entry is ai's DNS/proxy entry, from its spec and its status's last good externalIPs and apiEndpoint.
 func entry(ai *v1alpha1.AppsIngress) (routes.Cluster, bool) {
-	if !ai.DeletionTimestamp.IsZero() || len(ai.Status.ExternalIPs) == 0 {
+	if !ai.DeletionTimestamp.IsZero() || (len(ai.Status.ExternalIPs) == 0 && ai.Status.APIEndpoint == "") {
 		return routes.Cluster{}, false
 	}
 	clusterName := clusterName(ai)
@@ -135,7 +166,7 @@ func entry(ai *v1alpha1.AppsIngress) (routes.Cluster, bool) {
 			c.VLANCIDRs = append(c.VLANCIDRs, p)
 		}
 	}
-	return c, len(c.ExternalIPs) > 0
+	return c, len(c.ExternalIPs) > 0 || c.APIEndpoint != ""
 }
 
 func (p *publisher) proxyIPs(ctx context.Context) ([]netip.Addr, error) {
@@ -181,5 +212,6 @@ func (p *publisher) owns(key types.NamespacedName) bool { return key == p.dnsMap
 type configMapRepair struct{ publisher *publisher }
 
 func (c configMapRepair) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	return reconcile.Result{}, c.publisher.publish(ctx, nil)
+	_, err := c.publisher.publish(ctx, nil)
+	return reconcile.Result{}, err
 }

@@ -31,12 +31,22 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 	p.dnsOpts.ProxyIPs, _ = ParseAddrs([]string{"10.0.0.1"})
 
 	a.Status.ExternalIPs = []string{"192.0.2.1"}
-	if err := p.publish(context.Background(), a); err != nil {
+	first, err := p.publish(context.Background(), a)
+	if err != nil {
 		t.Fatal(err)
 	}
 	b.Status.ExternalIPs = []string{"192.0.2.2"}
-	if err := p.publish(context.Background(), b); err != nil {
+	second, err := p.publish(context.Background(), b)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// A replica serving the second render serves the first object's entry too; one serving the first does not serve
+	// the second's.
+	if !p.proxyCurrent(first.render)(second.proxyID) || p.proxyCurrent(second.render)(first.proxyID) || first.proxyID == second.proxyID {
+		t.Errorf("renders %d (%s) and %d (%s): wrong order of configurations", first.render, first.proxyID, second.render, second.proxyID)
+	}
+	if p.proxyCurrent(first.render)("unknown") {
+		t.Error("an id never rendered counts as current")
 	}
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(context.Background(), p.proxyMap, cm); err != nil {
@@ -52,7 +62,7 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 	if err := c.Delete(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.publish(context.Background(), nil); err != nil {
+	if _, err := p.publish(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Get(context.Background(), p.proxyMap, cm); err != nil {

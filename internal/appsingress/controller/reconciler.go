@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/hosted"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 )
 
 // Finalizer holds an AppsIngress until its Service and entries are gone.
@@ -39,7 +41,11 @@ type Reconciler struct {
 	cleanupTimeout time.Duration
 	// slowResync re-checks Pending objects although events are expected, in case one was missed.
 	slowResync time.Duration
-	now        func() time.Time
+	// check asks CoreDNS and HAProxy what they serve; loadPoll is how often an object waiting for them asks again,
+	// recheck how often a Ready object is checked again.
+	check             *loadCheck
+	loadPoll, recheck time.Duration
+	now               func() time.Time
 }
 
 // Reconcile brings one AppsIngress to its desired state and reports it in its status.
@@ -112,11 +118,11 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 		if f.reason == "KubeconfigMissing" || f.reason == "HostedClusterNotFound" {
 			r.hosted.Stop(key)
 		}
-		if f.reason == "HostedClusterNotFound" && len(ai.Status.ExternalIPs) > 0 {
+		if f.reason == "HostedClusterNotFound" && (len(ai.Status.ExternalIPs) > 0 || ai.Status.APIEndpoint != "") {
 			// A deleted hosted cluster is not a passing failure: its names must stop answering, unlike the last good
 			// entries a cluster that cannot be reached keeps.
 			ai.Status.ExternalIPs, ai.Status.APIEndpoint = nil, ""
-			if err := r.publisher.publish(ctx, ai); err != nil {
+			if _, err := r.publisher.publish(ctx, ai); err != nil {
 				return ctrl.Result{}, err
 			}
 			setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, f.reason, "the entries were removed with the HostedCluster")
@@ -168,6 +174,15 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 
 	ips := externalIPs(svc)
 	if len(ips) == 0 {
+		// The API does not depend on the apps Service: its name is published at once.
+		if t.apiEndpoint != ai.Status.APIEndpoint {
+			next := ai.DeepCopy()
+			next.Status.APIEndpoint = t.apiEndpoint
+			if _, err := r.publisher.publish(ctx, next); err != nil {
+				return r.configWriteFailed(ai, err)
+			}
+			ai.Status.APIEndpoint = t.apiEndpoint
+		}
 		f := pending("ExternalIPPending", "Service %s has no load-balancer IP yet (MetalLB assigns it)", svcKey)
 		setCondition(ai, CondExternalIPAssigned, metav1.ConditionFalse, f.reason, f.message)
 		// The Service watch brings the IP; the slow resync only covers a missed event.
@@ -188,19 +203,64 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 	next := ai.DeepCopy()
 	next.Status.ExternalIPs = ipStrings
 	next.Status.APIEndpoint = t.apiEndpoint
-	if err := r.publisher.publish(ctx, next); err != nil {
-		renders.WithLabelValues("error").Inc()
-		f := degraded("ConfigWriteFailed", "%v", err)
-		setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, f.reason, f.message)
-		setCondition(ai, CondProxyConfigured, metav1.ConditionFalse, f.reason, f.message)
-		return r.fail(ai, f)
+	pub, err := r.publisher.publish(ctx, next)
+	if err != nil {
+		return r.configWriteFailed(ai, err)
 	}
 	renders.WithLabelValues("ok").Inc()
 	ai.Status.ExternalIPs, ai.Status.APIEndpoint = ipStrings, t.apiEndpoint
-	setCondition(ai, CondDNSConfigured, metav1.ConditionTrue, "Rendered", fmt.Sprintf("*.%s and %s in ConfigMap %s", "apps."+clusterName(ai)+"."+ai.Spec.BaseDomain, "api."+clusterName(ai)+"."+ai.Spec.BaseDomain, r.publisher.dnsMap))
-	setCondition(ai, CondProxyConfigured, metav1.ConditionTrue, "Rendered", fmt.Sprintf("routes to %s in ConfigMap %s", strings.Join(ipStrings, ", "), r.publisher.proxyMap))
-	setPhase(ai, v1alpha1.PhaseReady, "Ready", fmt.Sprintf("*.apps.%s.%s served at %s", clusterName(ai), ai.Spec.BaseDomain, strings.Join(ipStrings, ", ")))
-	return ctrl.Result{}, nil
+	c, _ := entry(next)
+	return r.checkServed(ctx, ai, c, pub)
+}
+
+func (r *Reconciler) configWriteFailed(ai *v1alpha1.AppsIngress, err error) (ctrl.Result, error) {
+	renders.WithLabelValues("error").Inc()
+	f := degraded("ConfigWriteFailed", "%v", err)
+	setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, f.reason, f.message)
+	setCondition(ai, CondProxyConfigured, metav1.ConditionFalse, f.reason, f.message)
+	return r.fail(ai, f)
+}
+
+// checkServed sets DNSConfigured and ProxyConfigured from what every CoreDNS and HAProxy replica serves, and the
+// phase from both: Ready only once all of them serve this entry. A Ready object is checked again after recheck, so
+// that a hosted cluster gone unreachable, or a replica serving something else, shows without any event.
+func (r *Reconciler) checkServed(ctx context.Context, ai *v1alpha1.AppsIngress, c routes.Cluster, pub published) (ctrl.Result, error) {
+	dnsOK, dnsMsg, err := r.check.dnsServes(ctx, c, pub.proxyIPs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if dnsOK {
+		setCondition(ai, CondDNSConfigured, metav1.ConditionTrue, "Served", dnsMsg)
+	} else {
+		setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, "NotServedYet", dnsMsg)
+	}
+	proxyOK, rejected, proxyMsg, err := r.check.proxyServes(ctx, pub.proxyID, r.publisher.proxyCurrent(pub.render))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	switch {
+	case proxyOK:
+		setCondition(ai, CondProxyConfigured, metav1.ConditionTrue, "Loaded", proxyMsg)
+	case rejected:
+		setCondition(ai, CondProxyConfigured, metav1.ConditionFalse, "ConfigRejected", proxyMsg)
+		return r.fail(ai, degraded("ConfigRejected", "%s", proxyMsg))
+	default:
+		setCondition(ai, CondProxyConfigured, metav1.ConditionFalse, "NotLoadedYet", proxyMsg)
+	}
+	if !dnsOK || !proxyOK {
+		var waiting []string
+		if !dnsOK {
+			waiting = append(waiting, dnsMsg)
+		}
+		if !proxyOK {
+			waiting = append(waiting, proxyMsg)
+		}
+		setPhase(ai, v1alpha1.PhasePending, "ConfigNotServedYet", strings.Join(waiting, "; "))
+		return ctrl.Result{RequeueAfter: r.loadPoll}, nil
+	}
+	setPhase(ai, v1alpha1.PhaseReady, "Ready", fmt.Sprintf("*.apps.%s.%s served at %s", c.Name, c.BaseDomain, strings.Join(ai.Status.ExternalIPs, ", ")))
+	// Jittered, so that objects made Ready together are not all checked again at once.
+	return ctrl.Result{RequeueAfter: r.recheck + rand.N(r.recheck/10+1)}, nil
 }
 
 // fail records f and asks for a retry with the controller's exponential backoff; the DNS and proxy entries keep
@@ -222,7 +282,7 @@ func (r *Reconciler) finalize(ctx context.Context, ai *v1alpha1.AppsIngress) (ct
 		r.hosted.Stop(key)
 		return ctrl.Result{}, nil
 	}
-	if err := r.publisher.publish(ctx, ai); err != nil {
+	if _, err := r.publisher.publish(ctx, ai); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.hosted.Stop(key)

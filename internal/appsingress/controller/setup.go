@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,6 +47,16 @@ type Options struct {
 	BackoffBase, BackoffMax time.Duration
 	// MaxConcurrentReconciles. Default 4.
 	MaxConcurrentReconciles int
+	// DNSReplicas and ProxyReplicas are asked what they serve (required): an object is Ready once every replica
+	// serves its entry. DNSReplicas are DNS servers, ProxyReplicas the HAProxy status frontends.
+	DNSReplicas, ProxyReplicas Replicas
+	// ProbeTimeout bounds each question to a replica. Default 2s.
+	ProbeTimeout time.Duration
+	// LoadPoll is how often an object whose entry is not served everywhere yet asks again. Default 1s.
+	LoadPoll time.Duration
+	// RecheckInterval is how often a Ready object is reconciled again without any event: the hosted cluster's
+	// reachability and what the replicas serve. Default 1m.
+	RecheckInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -62,6 +74,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxConcurrentReconciles == 0 {
 		o.MaxConcurrentReconciles = 4
+	}
+	if o.ProbeTimeout == 0 {
+		o.ProbeTimeout = 2 * time.Second
+	}
+	if o.LoadPoll == 0 {
+		o.LoadPoll = time.Second
+	}
+	if o.RecheckInterval == 0 {
+		o.RecheckInterval = time.Minute
 	}
 	return o
 }
@@ -86,6 +107,8 @@ func CacheOptions(operatorNamespace string, secretNamespaces []string) cache.Opt
 			LabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: managedByValue}),
 		}}},
 		&corev1.Service{}: {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+		// The CoreDNS and HAProxy replicas, asked what they serve.
+		&discoveryv1.EndpointSlice{}: {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 	}
 	if len(secretNS) > 0 {
 		byObject[&corev1.Secret{}] = cache.ByObject{Namespaces: secretNS}
@@ -96,6 +119,9 @@ func CacheOptions(operatorNamespace string, secretNamespaces []string) cache.Opt
 // Setup registers the controller with mgr. The HostedCluster CRD must be installed.
 func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 	o = o.withDefaults()
+	if o.DNSReplicas == nil || o.ProxyReplicas == nil {
+		return nil, errors.New("DNSReplicas and ProxyReplicas are required: Ready means every replica serves the entry")
+	}
 	registerMetrics()
 	events := make(chan event.TypedGenericEvent[*v1alpha1.AppsIngress], 1024)
 	r := &Reconciler{
@@ -111,6 +137,9 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 		recorder:       mgr.GetEventRecorder(FieldManager),
 		cleanupTimeout: o.CleanupTimeout,
 		slowResync:     5 * time.Minute,
+		check:          newLoadCheck(o.DNSReplicas, o.ProxyReplicas, o.ProbeTimeout),
+		loadPoll:       o.LoadPoll,
+		recheck:        o.RecheckInterval,
 		now:            time.Now,
 	}
 	r.hosted.OnChange = func(key types.NamespacedName) {
@@ -126,7 +155,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 			return nil
 		}
 		// A failure here is not fatal: the next reconcile writes them again.
-		if err := r.publisher.publish(ctx, nil); err != nil {
+		if _, err := r.publisher.publish(ctx, nil); err != nil {
 			logf.FromContext(ctx).Error(err, "writing the initial DNS and proxy ConfigMaps")
 		}
 		return nil

@@ -60,10 +60,10 @@ func TestRenderIsIndependentOfOrder(t *testing.T) {
 
 func TestVLANViewOnlyWithCIDRsAndDefaultViewLast(t *testing.T) {
 	out := corefile(opts, routes.Examples())
-	if strings.Count(out, "view vlan-") != 1 {
-		t.Fatalf("want exactly one view (dev has no vlanCIDRs):\n%s", out)
+	if strings.Count(out, "view vlan-clusters") != 1 || strings.Count(out, "view vlan-api-") != 1 {
+		t.Fatalf("want exactly one apps view and one api view (dev has no vlanCIDRs):\n%s", out)
 	}
-	if !strings.Contains(out, "expr incidr(client_ip(), '10.10.0.0/16') || incidr(client_ip(), 'fd00:10::/64')") {
+	if !strings.Contains(out, "expr incidr(client_ip(), '10.10.0.0/16') || incidr(client_ip(), 'fd00:10::/64') || name() == '_vlan-view-probe.apps.prod.example.com.'") {
 		t.Fatalf("the view does not list both CIDRs:\n%s", out)
 	}
 	// Blocks of one zone are tried in order; the unfiltered one must come after every view.
@@ -77,6 +77,44 @@ func TestClustersWithoutExternalIPGetNoRecords(t *testing.T) {
 	cs[1].ExternalIPs = nil
 	if out := corefile(opts, cs); strings.Contains(out, "dev.lab.example.org") {
 		t.Fatalf("a cluster without external IP has records:\n%s", out)
+	}
+}
+
+// The API does not wait for the apps Service: a cluster whose Service has no address yet has its api name answered
+// in both views, and no apps records.
+func TestAPINameIsPublishedWithoutExternalIP(t *testing.T) {
+	cs := routes.Examples()
+	cs[0].ExternalIPs = nil
+	cs[0].APIEndpoint = "198.51.100.7:6443"
+	files := Render(opts, cs)
+	out := files[CorefileKey]
+	if strings.Contains(out, "apps.prod.example.com") || len(files) != 1 {
+		t.Fatalf("apps records or a zone file without an external IP:\n%s", out)
+	}
+	if !strings.Contains(out, `answer "{{ .Name }} 30 IN A 172.30.0.10"`) {
+		t.Fatalf("the default view does not answer the api name with the proxy:\n%s", out)
+	}
+	if !strings.Contains(out, `answer "{{ .Name }} 30 IN A 198.51.100.7"`) {
+		t.Fatalf("the VLAN view does not answer the api name with the API server's address:\n%s", out)
+	}
+}
+
+// VLAN clients cannot reach the proxy: their api answer is the endpoint's own address, a CNAME to its host, or (when
+// the endpoint host is the api name) whatever the upstreams publish.
+func TestVLANViewOfTheAPIName(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"[2001:db8::7]:6443":         `answer "{{ .Name }} 30 IN AAAA 2001:db8::7"`,
+		"lb-1.infra.example.net:443": `answer "{{ .Name }} 30 IN CNAME lb-1.infra.example.net."`,
+		"api.prod.example.com:6443":  "    forward . /etc/resolv.conf\n}\n\n# Default view",
+		"API.prod.example.com.:6443": "    forward . /etc/resolv.conf\n}\n\n# Default view",
+	} {
+		cs := routes.Examples()
+		cs[0].APIEndpoint = endpoint
+		out := corefile(opts, cs)
+		block := out[strings.Index(out, "api.prod.example.com.:5353 {"):]
+		if !strings.Contains(block, want) || !strings.Contains(block, "view vlan-api-clusters_prod") {
+			t.Errorf("%s: the VLAN api block lacks %q:\n%s", endpoint, want, block)
+		}
 	}
 }
 
@@ -134,4 +172,23 @@ func serial(t *testing.T, zone string) string {
 	}
 	t.Fatalf("no SOA in:\n%s", zone)
 	return ""
+}
+
+// On a node's network CoreDNS answers VLAN clients on port 53 of the VLAN addresses only, with the same blocks as on
+// its pod-network port; the probes are served once.
+func TestVLANListenerRepeatsEveryBlockOnItsAddresses(t *testing.T) {
+	o := opts
+	o.VLANPort, o.VLANBind = 53, []string{"10.10.0.53", "vlan100"}
+	out := corefile(o, routes.Examples())
+	for _, block := range []string{"apps.prod.example.com.", "api.prod.example.com.", "."} {
+		if !strings.Contains(out, "\n"+block+":5353 {\n") || !strings.Contains(out, "\n"+block+":53 {\n    bind 10.10.0.53 vlan100\n") {
+			t.Errorf("block %s is not on both listeners:\n%s", block, out)
+		}
+	}
+	if strings.Count(out, "health :8080") != 1 || strings.Count(out, "ready :8181") != 1 {
+		t.Errorf("the probes are served more than once:\n%s", out)
+	}
+	if strings.Count(out, "bind ") != 3 {
+		t.Errorf("the pod-network listener is limited to addresses:\n%s", out)
+	}
 }

@@ -71,7 +71,12 @@ func TestHAProxyAcceptsTheRender(t *testing.T) {
 	if err != nil {
 		t.Fatal("haproxy is not installed (make debian-packages installs it): ", err)
 	}
-	for name, cfg := range map[string]string{"two-clusters": Render(opts, routes.Examples()), "empty": Render(opts, nil)} {
+	o := opts
+	o.StateDir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(o.StateDir, RejectedFile), []byte("none\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, cfg := range map[string]string{"two-clusters": Render(o, routes.Examples()), "empty": Render(o, nil)} {
 		path := filepath.Join(t.TempDir(), name+".cfg")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
@@ -79,5 +84,33 @@ func TestHAProxyAcceptsTheRender(t *testing.T) {
 		if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
 			t.Errorf("haproxy -c rejects the %s render: %v\n%s", name, err, out)
 		}
+	}
+}
+
+// The status frontend serves the id on the file's first line, which names its content: another set of routes is
+// another id, the same set the same one.
+func TestConfigIDNamesTheRoutes(t *testing.T) {
+	a, b := Render(opts, routes.Examples()), Render(opts, routes.Examples()[:1])
+	idA, idB := ConfigID(a), ConfigID(b)
+	if len(idA) != 16 || idA == idB || ConfigID(Render(opts, routes.Examples())) != idA {
+		t.Fatalf("ids %q and %q", idA, idB)
+	}
+	for _, want := range []string{
+		"http-request return status 200 content-type text/plain string " + idA + " if { path /config-id }",
+		"file /tmp/haproxy/rejected if { path /rejected }",
+		"hard-stop-after 15m",
+	} {
+		if !strings.Contains(a, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+}
+
+// A client of an API published on port 443 asks the proxy's 443 for it: the apps frontend routes the api name too.
+func TestAPINameIsRoutedOnTheAppsPort(t *testing.T) {
+	out := Render(opts, routes.Examples())
+	front := out[strings.Index(out, "frontend apps-https"):strings.Index(out, "frontend apps-http\n")]
+	if !strings.Contains(front, "use_backend c-clusters_prod-api if { req_ssl_sni -i api.prod.example.com }") {
+		t.Fatalf("the apps frontend does not route the api name:\n%s", front)
 	}
 }

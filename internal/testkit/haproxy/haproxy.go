@@ -23,6 +23,10 @@ type Proxy struct {
 	watched bool
 }
 
+// StateDir is where, under a Start or StartWithReloader dir, the reloader keeps its files: a render for that HAProxy
+// names it as proxy.Options.StateDir.
+func StateDir(dir string) string { return filepath.Join(dir, "haproxy-state") }
+
 // StartWithReloader runs script (the chart's files/haproxy-reload.sh) with /bin/sh as the chart's container does:
 // it starts HAProxy on the file and reloads it when the file changes, checking every second.
 func StartWithReloader(dir, cfg, addr, script string) (*Proxy, error) {
@@ -34,7 +38,7 @@ func StartWithReloader(dir, cfg, addr, script string) (*Proxy, error) {
 		return nil, err
 	}
 	p, err := localproc.Start("haproxy-reloader", filepath.Join(dir, "haproxy.log"),
-		[]string{"HAPROXY_CFG=" + path, "RELOAD_INTERVAL=1"}, "/bin/sh", "-c", script)
+		[]string{"HAPROXY_CFG=" + path, "RELOAD_INTERVAL=1", "STATE_DIR=" + StateDir(dir)}, "/bin/sh", "-c", script)
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +57,13 @@ func Start(dir, cfg, addr string) (*Proxy, error) {
 	}
 	path := filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	// What the reloader writes before it starts HAProxy, which reads it.
+	if err := os.MkdirAll(StateDir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(StateDir(dir), "rejected"), []byte("none\n"), 0o644); err != nil {
 		return nil, err
 	}
 	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {

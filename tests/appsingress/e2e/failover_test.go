@@ -20,7 +20,7 @@ import (
 func TestUnreachableAddressTakesNoConnections(t *testing.T) {
 	const live, dead = "127.0.4.10", "127.0.4.11"
 	r := startRouter(t, live, "failover")
-	ports := make([]int, 3)
+	ports := make([]int, 4)
 	for i := range ports {
 		p, err := localproc.FreePort()
 		if err != nil {
@@ -28,10 +28,11 @@ func TestUnreachableAddressTakesNoConnections(t *testing.T) {
 		}
 		ports[i] = p
 	}
-	opts := proxy.Options{BindAddress: proxyIP, HTTPPort: ports[0], HTTPSPort: ports[1], APIPort: ports[2]}
+	dir := t.TempDir()
+	opts := proxy.Options{BindAddress: proxyIP, HTTPPort: ports[0], HTTPSPort: ports[1], APIPort: ports[2], StatusPort: ports[3], StateDir: haproxy.StateDir(dir)}
 	cluster := routes.Cluster{Key: "clusters/failover", Name: "failover", BaseDomain: baseDomain, HTTPPort: svcHTTP, HTTPSPort: svcHTTPS,
 		ExternalIPs: []netip.Addr{netip.MustParseAddr(live), netip.MustParseAddr(dead)}}
-	p, err := haproxy.Start(t.TempDir(), proxy.Render(opts, []routes.Cluster{cluster}), net.JoinHostPort(proxyIP, strconv.Itoa(ports[1])))
+	p, err := haproxy.Start(dir, proxy.Render(opts, []routes.Cluster{cluster}), net.JoinHostPort(proxyIP, strconv.Itoa(ports[1])))
 	if err != nil {
 		t.Fatal(err)
 	}

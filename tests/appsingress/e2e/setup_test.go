@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -183,7 +184,7 @@ var (
 )
 
 func startDNSAndProxy(ctx context.Context) error {
-	ports := make([]int, 4)
+	ports := make([]int, 5)
 	for i := range ports {
 		p, err := localproc.FreePort()
 		if err != nil {
@@ -195,7 +196,10 @@ func startDNSAndProxy(ctx context.Context) error {
 	proxyPorts.http, proxyPorts.https, proxyPorts.api = ports[1], ports[2], ports[3]
 	dnsDir := filepath.Join(workDir, "coredns")
 	dnsOptions = dns.Options{Port: ports[0], ProxyIPs: []netip.Addr{netip.MustParseAddr(proxyIP)}, ReloadInterval: "2s", ZoneDir: dnsDir}
-	proxyOptions = proxy.Options{BindAddress: proxyIP, HTTPPort: ports[1], HTTPSPort: ports[2], APIPort: ports[3]}
+	proxyOptions = proxy.Options{
+		BindAddress: proxyIP, HTTPPort: ports[1], HTTPSPort: ports[2], APIPort: ports[3],
+		StatusPort: ports[4], StateDir: haproxy.StateDir(workDir),
+	}
 	var err error
 	if dnsServer, err = coredns.Start(ctx, dnsDir, dns.Render(dnsOptions, nil), dnsAddr); err != nil {
 		return err
@@ -249,6 +253,12 @@ func startOperator(ctx context.Context) (*operator, error) {
 		ProxyConfigMap: types.NamespacedName{Namespace: operatorNS, Name: proxyMapName},
 		DNS:            dnsOptions,
 		Proxy:          proxyOptions,
+		// CoreDNS and HAProxy run here as processes: their addresses are known, not endpoints of Services.
+		DNSReplicas:   controller.StaticReplicas{netip.MustParseAddrPort(dnsAddr)},
+		ProxyReplicas: controller.StaticReplicas{netip.AddrPortFrom(netip.MustParseAddr(proxyIP), uint16(proxyOptions.StatusPort))},
+		LoadPoll:      200 * time.Millisecond,
+		// Short, so that a Ready object's re-check is seen within a test.
+		RecheckInterval: recheckInterval,
 		// Short, so that the degradation scenarios recover within seconds.
 		HostedClusterTimeout: 3 * time.Second,
 		CleanupTimeout:       20 * time.Second,
@@ -270,6 +280,16 @@ func (o *operator) stop() {
 	}
 }
 
+// recheckInterval is the operator's re-check period of Ready objects.
+const recheckInterval = 5 * time.Second
+
+// configSync is what the stand-in kubelet does: hold keeps the files as they are (a kubelet that has not synced the
+// volume yet), proxyEdit, when set, changes the HAProxy file on its way (an HAProxy that refuses it).
+var configSync struct {
+	hold      atomic.Bool
+	proxyEdit atomic.Pointer[func(string) string]
+}
+
 // startConfigSync copies the two ConfigMaps into CoreDNS's and HAProxy's files whenever they change, as the kubelet
 // updates ConfigMap volumes; the chart's reload loop, which runs HAProxy here, notices the file change.
 func startConfigSync(ctx context.Context) func() {
@@ -287,6 +307,9 @@ func startConfigSync(ctx context.Context) func() {
 				return
 			case <-t.C:
 			}
+			if configSync.hold.Load() {
+				continue
+			}
 			if cm, err := mgmtKube.CoreV1().ConfigMaps(operatorNS).Get(ctx, dnsMapName, metav1.GetOptions{}); err == nil {
 				if files := cm.Data; !maps.Equal(files, lastDNS) {
 					if err := dnsServer.Update(files); err != nil {
@@ -297,7 +320,19 @@ func startConfigSync(ctx context.Context) func() {
 				}
 			}
 			if cm, err := mgmtKube.CoreV1().ConfigMaps(operatorNS).Get(ctx, proxyMapName, metav1.GetOptions{}); err == nil {
-				if s := cm.Data[controller.HAProxyKey]; s != lastProxy {
+				s := cm.Data[controller.HAProxyKey]
+				if edit := configSync.proxyEdit.Load(); edit != nil {
+					s = (*edit)(s)
+					if s != lastProxy {
+						// Written as the kubelet would, without the harness's own check: the reloader meets it.
+						if err := os.WriteFile(haproxyProc.Config, []byte(s), 0o644); err != nil {
+							syncErrors.add(err)
+						}
+						lastProxy = s
+					}
+					continue
+				}
+				if s != lastProxy {
 					if err := haproxyProc.Reload(s); err != nil {
 						syncErrors.add(err)
 					} else {

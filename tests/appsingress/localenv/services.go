@@ -40,7 +40,7 @@ var AppsIngressGVR = v1alpha1.GroupVersion.WithResource("appsingresses")
 
 // Ports are the loopback ports of CoreDNS, HAProxy's three frontends and the stand-in router (which every
 // AppsIngress's Service uses as its ports).
-type Ports struct{ DNS, HTTP, HTTPS, API, RouterHTTPS, RouterHTTP int }
+type Ports struct{ DNS, HTTP, HTTPS, API, ProxyStatus, RouterHTTPS, RouterHTTP int }
 
 // Serving are CoreDNS and HAProxy serving the operator's ConfigMaps, and the router stand-in.
 type Serving struct {
@@ -57,14 +57,17 @@ func (e *Env) StartServing(ctx context.Context) (*Serving, error) {
 	s := &Serving{}
 	p := &s.Ports
 	var err error
-	for _, ptr := range []*int{&p.DNS, &p.HTTP, &p.HTTPS, &p.API, &p.RouterHTTPS, &p.RouterHTTP} {
+	for _, ptr := range []*int{&p.DNS, &p.HTTP, &p.HTTPS, &p.API, &p.ProxyStatus, &p.RouterHTTPS, &p.RouterHTTP} {
 		if *ptr, err = localproc.FreePort(); err != nil {
 			return nil, err
 		}
 	}
 	configDir := filepath.Join(e.dir, "coredns")
 	s.DNSOpts = dns.Options{Port: p.DNS, ProxyIPs: []netip.Addr{netip.MustParseAddr(ProxyIP)}, ZoneDir: configDir}
-	s.ProxyOpts = proxy.Options{BindAddress: ProxyIP, HTTPPort: p.HTTP, HTTPSPort: p.HTTPS, APIPort: p.API}
+	s.ProxyOpts = proxy.Options{
+		BindAddress: ProxyIP, HTTPPort: p.HTTP, HTTPSPort: p.HTTPS, APIPort: p.API,
+		StatusPort: p.ProxyStatus, StateDir: haproxy.StateDir(e.dir),
+	}
 	s.DNSAddr = net.JoinHostPort(ProxyIP, strconv.Itoa(p.DNS))
 	if s.DNS, err = coredns.Start(ctx, configDir, dns.Render(s.DNSOpts, nil), s.DNSAddr); err != nil {
 		return nil, err
@@ -150,6 +153,8 @@ func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process
 		"--namespace="+OperatorNS, "--dns-config-map="+DNSMap, "--proxy-config-map="+ProxyMap, "--proxy-ips="+ProxyIP,
 		"--secret-namespaces="+ClustersNS, "--dns-port="+strconv.Itoa(p.DNS), "--dns-zone-dir="+s.DNSOpts.ZoneDir, "--dns-health-address=", "--dns-ready-address=",
 		"--proxy-http-port="+strconv.Itoa(p.HTTP), "--proxy-https-port="+strconv.Itoa(p.HTTPS), "--proxy-api-port="+strconv.Itoa(p.API),
+		"--proxy-status-port="+strconv.Itoa(p.ProxyStatus), "--proxy-state-dir="+s.ProxyOpts.StateDir,
+		"--dns-replicas="+s.DNSAddr, "--proxy-replicas="+net.JoinHostPort(ProxyIP, strconv.Itoa(p.ProxyStatus)),
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false", "--log-level=error")
 	if err != nil {
 		return nil, err

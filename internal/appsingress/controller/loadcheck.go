@@ -1,0 +1,217 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+)
+
+// loadCheck asks every CoreDNS and HAProxy replica what it serves: writing a ConfigMap says nothing about when the
+// kubelet updates the mounted files (up to a minute), nor whether HAProxy accepted them.
+type loadCheck struct {
+	dns, proxy Replicas
+	timeout    time.Duration
+	http       *http.Client
+}
+
+func newLoadCheck(dnsReplicas, proxyReplicas Replicas, timeout time.Duration) *loadCheck {
+	return &loadCheck{
+		dns: dnsReplicas, proxy: proxyReplicas, timeout: timeout,
+		// Straight to the Pod, never through an environment proxy.
+		http: &http.Client{Timeout: timeout, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}},
+	}
+}
+
+// dnsServes says whether every CoreDNS replica answers c's names as published: the default view with proxyIPs, the
+// VLAN view (asked through its probe name) with the external IPs. The message says which replica answers what.
+func (l *loadCheck) dnsServes(ctx context.Context, c routes.Cluster, proxyIPs []netip.Addr) (bool, string, error) {
+	replicas, err := l.dns.Addresses(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	if len(replicas) == 0 {
+		return false, "no CoreDNS replica is ready", nil
+	}
+	type question struct {
+		name string
+		want []netip.Addr
+	}
+	var qs []question
+	if len(c.ExternalIPs) > 0 {
+		qs = append(qs, question{dns.DefaultProbeName(c), proxyIPs})
+		if len(c.VLANCIDRs) > 0 {
+			qs = append(qs, question{dns.VLANProbeName(c), c.ExternalIPs})
+		}
+	}
+	if c.APIEndpoint != "" {
+		qs = append(qs, question{c.APIName(), proxyIPs})
+	}
+	for _, r := range replicas {
+		for _, q := range qs {
+			got, err := l.lookup(ctx, r, q.name)
+			if err != nil {
+				return false, fmt.Sprintf("CoreDNS %s does not answer %s yet: %v", r, q.name, err), nil
+			}
+			if !sameAddrs(got, q.want) {
+				return false, fmt.Sprintf("CoreDNS %s answers %s with %s, not yet %s", r, q.name, join(got), join(q.want)), nil
+			}
+		}
+	}
+	return true, fmt.Sprintf("%d CoreDNS replica(s) answer the new records", len(replicas)), nil
+}
+
+// lookup asks server for name's A and AAAA records over UDP; anything but an answer (NOERROR, possibly empty) is an
+// error naming the rcode.
+func (l *loadCheck) lookup(ctx context.Context, server netip.AddrPort, name string) ([]netip.Addr, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	var out []netip.Addr
+	for i, typ := range []dnsmessage.Type{dnsmessage.TypeA, dnsmessage.TypeAAAA} {
+		addrs, err := query(ctx, server, name, typ, uint16(i+1))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, addrs...)
+	}
+	return out, nil
+}
+
+func query(ctx context.Context, server netip.AddrPort, name string, typ dnsmessage.Type, id uint16) ([]netip.Addr, error) {
+	qname, err := dnsmessage.NewName(name + ".")
+	if err != nil {
+		return nil, err
+	}
+	msg := dnsmessage.Message{Header: dnsmessage.Header{ID: id}, Questions: []dnsmessage.Question{{Name: qname, Type: typ, Class: dnsmessage.ClassINET}}}
+	packed, err := msg.Pack()
+	if err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "udp", server.String())
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = conn.Close() }()
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(deadline)
+	}
+	if _, err := conn.Write(packed); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 4096)
+	for {
+		n, err := conn.Read(buf)
+		if err != nil {
+			return nil, fmt.Errorf("no answer: %w", err)
+		}
+		var resp dnsmessage.Message
+		if err := resp.Unpack(buf[:n]); err != nil || resp.ID != id {
+			continue
+		}
+		if resp.RCode != dnsmessage.RCodeSuccess {
+			return nil, fmt.Errorf("%s answered %s", typ, resp.RCode)
+		}
+		var out []netip.Addr
+		for _, a := range resp.Answers {
+			switch r := a.Body.(type) {
+			case *dnsmessage.AResource:
+				out = append(out, netip.AddrFrom4(r.A))
+			case *dnsmessage.AAAAResource:
+				out = append(out, netip.AddrFrom16(r.AAAA))
+			}
+		}
+		return out, nil
+	}
+}
+
+// proxyServes says whether every HAProxy replica's new connections are served by a configuration rendered at or
+// after want (accepted reports which ids qualify), or why not: a replica whose reloader refused the configuration
+// gives HAProxy's message.
+func (l *loadCheck) proxyServes(ctx context.Context, want string, accepted func(id string) bool) (ok, rejected bool, msg string, err error) {
+	replicas, err := l.proxy.Addresses(ctx)
+	if err != nil {
+		return false, false, "", err
+	}
+	if len(replicas) == 0 {
+		return false, false, "no HAProxy replica is ready", nil
+	}
+	for _, r := range replicas {
+		got, err := l.get(ctx, r, proxy.ConfigIDPath)
+		if err != nil {
+			return false, false, fmt.Sprintf("HAProxy %s: %v", r, err), nil
+		}
+		if accepted(strings.TrimSpace(got)) {
+			continue
+		}
+		if refusal, err := l.get(ctx, r, proxy.RejectedPath); err == nil {
+			id, message, _ := strings.Cut(refusal, "\n")
+			if id == want {
+				return false, true, fmt.Sprintf("HAProxy %s refused configuration %s: %s", r, want, truncate(strings.TrimSpace(message), 800)), nil
+			}
+		}
+		return false, false, fmt.Sprintf("HAProxy %s serves configuration %s, not yet %s", r, strings.TrimSpace(got), want), nil
+	}
+	return true, false, fmt.Sprintf("%d HAProxy replica(s) serve configuration %s or newer", len(replicas), want), nil
+}
+
+func (l *loadCheck) get(ctx context.Context, r netip.AddrPort, path string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.String()+path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := l.http.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return string(body), nil
+}
+
+func sameAddrs(a, b []netip.Addr) bool {
+	norm := func(in []netip.Addr) []netip.Addr {
+		out := make([]netip.Addr, len(in))
+		for i, x := range in {
+			out[i] = x.Unmap()
+		}
+		slices.SortFunc(out, func(x, y netip.Addr) int { return x.Compare(y) })
+		return slices.Compact(out)
+	}
+	return slices.Equal(norm(a), norm(b))
+}
+
+func join(as []netip.Addr) string {
+	if len(as) == 0 {
+		return "nothing"
+	}
+	ss := make([]string, len(as))
+	for i, a := range as {
+		ss[i] = a.String()
+	}
+	return strings.Join(ss, ", ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
