@@ -76,7 +76,7 @@ DEBIAN_PACKAGES := haproxy=haproxy postgresql=/usr/lib/postgresql/*/bin/pg_ctl
 # iptables, and the node tier makes images of busybox-static (HAProxy's shell) and curl (`helm test`). They are
 # installed only for root, who alone can run a node.
 NODE_DEBIAN_PACKAGES := containerd=containerd runc=runc containernetworking-plugins=/usr/lib/cni/bridge conntrack=conntrack iptables=iptables-save \
-	busybox-static=/bin/busybox curl=curl
+	busybox-static=/bin/busybox curl=curl bind9-dnsutils=dig openssl=openssl
 DEBIAN_PACKAGES += $(if $(IS_ROOT),$(NODE_DEBIAN_PACKAGES))
 
 # Go packages `make unit` tests; a product's moon project narrows it to its own packages.

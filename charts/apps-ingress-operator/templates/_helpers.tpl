@@ -59,6 +59,28 @@ app.kubernetes.io/part-of: apps-ingress-operator
 {{- define "aio.proxyService" -}}
 {{- include "aio.fullname" . }}-proxy
 {{- end }}
+{{- define "aio.dnsService" -}}
+{{- include "aio.fullname" . }}-dns
+{{- end }}
+
+{{/* HAProxy's listening ports, which the operator renders into haproxy.cfg; its status frontend (which
+configuration it loaded, which one its reloader refused) and the reloader's directory: the operator asks each replica
+on that port. */}}
+{{- define "aio.proxyHTTPPort" -}}
+8080
+{{- end }}
+{{- define "aio.proxyHTTPSPort" -}}
+8443
+{{- end }}
+{{- define "aio.proxyAPIPort" -}}
+6443
+{{- end }}
+{{- define "aio.proxyStatusPort" -}}
+8404
+{{- end }}
+{{- define "aio.proxyStateDir" -}}
+/tmp/haproxy
+{{- end }}
 
 {{- define "aio.leaseName" -}}
 {{- include "aio.fullname" . }}
@@ -80,4 +102,42 @@ app.kubernetes.io/part-of: apps-ingress-operator
 
 {{- define "aio.metricsPortName" -}}
 {{- ternary "https-metrics" "http-metrics" .Values.metrics.secure }}
+{{- end }}
+
+{{/* CoreDNS's port: the Service maps 53 to it (under hostNetwork, a port less likely taken on a node than 5353, which
+mDNS uses; VLAN clients then ask port 53 of dns.vlanAddresses). Its health
+and ready ports stay clear of HAProxy's (8080, 8443, 6443, 8404), which may share a node's network. The directory is
+where the DNS ConfigMap is mounted: the Corefile names its zone files there. */}}
+{{- define "aio.dnsPort" -}}
+{{- ternary 10053 5353 .Values.dns.hostNetwork }}
+{{- end }}
+{{- define "aio.dnsHealthPort" -}}
+8053
+{{- end }}
+{{- define "aio.dnsReadyPort" -}}
+8181
+{{- end }}
+{{- define "aio.dnsConfigDir" -}}
+/etc/coredns
+{{- end }}
+
+{{/*
+Where a CoreDNS or HAProxy Pod runs and which network it is on: pass (list $ .Values.dns) or (list $ .Values.proxy).
+The component's nodeSelector wins over the top-level one; tolerations add up.
+*/}}
+{{- define "aio.placement" -}}
+{{- $ := index . 0 -}}
+{{- $c := index . 1 -}}
+{{- if $c.hostNetwork }}
+hostNetwork: true
+dnsPolicy: ClusterFirstWithHostNet
+{{- end }}
+{{- with merge (deepCopy ($c.nodeSelector | default dict)) ($.Values.nodeSelector | default dict) }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with concat ($.Values.tolerations | default list) ($c.tolerations | default list) }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}

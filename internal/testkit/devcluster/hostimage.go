@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,6 +35,9 @@ type HostImage struct {
 	Files map[string]string
 	// Links maps a path in the image to the target of a symbolic link (busybox's applets, say).
 	Links map[string]string
+	// BindsLowPorts lists files of the image that get the cap_net_bind_service=+ep file capability, as upstream's
+	// CoreDNS image gives its binary so that a non-root container allowed NET_BIND_SERVICE can listen on port 53.
+	BindsLowPorts []string
 	// Entrypoint, User (uid:gid) and Env of the image's configuration.
 	Entrypoint []string
 	User       string
@@ -55,7 +60,7 @@ func (c *Cluster) BuildHostImage(ctx context.Context, img HostImage) error {
 			files[l] = l
 		}
 	}
-	layer, err := hostLayer(files, img.Links)
+	layer, err := hostLayer(files, img.Links, img.BindsLowPorts)
 	if err != nil {
 		return err
 	}
@@ -112,7 +117,7 @@ func sharedLibraries(program string) ([]string, error) {
 
 // hostLayer is a tar of files (image path to host path), symbolic links, the directories above them, and the
 // passwd and group entries of the non-root user the charts run as.
-func hostLayer(files, links map[string]string) ([]byte, error) {
+func hostLayer(files, links map[string]string, bindsLowPorts []string) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{"etc": true, "tmp": true}
@@ -169,7 +174,11 @@ func hostLayer(files, links map[string]string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(data))}); err != nil {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(data))}
+		if slices.Contains(bindsLowPorts, p) {
+			hdr.PAXRecords = map[string]string{"SCHILY.xattr.security.capability": string(netBindServiceCap())}
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
 		}
 		if _, err := tw.Write(data); err != nil {
@@ -180,4 +189,13 @@ func hostLayer(files, links map[string]string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// netBindServiceCap is the security.capability xattr of `setcap cap_net_bind_service=+ep`: revision 2 with the
+// effective flag, CAP_NET_BIND_SERVICE (10) permitted, nothing inheritable.
+func netBindServiceCap() []byte {
+	b := make([]byte, 20)
+	binary.LittleEndian.PutUint32(b[0:], 0x02000000|0x1)
+	binary.LittleEndian.PutUint32(b[4:], 1<<10)
+	return b
 }

@@ -76,9 +76,9 @@ func (c *Cluster) prepareNode() error {
 	// Pods reach the node, Services and each other; a packet from the Pods' bridge to anywhere else is dropped,
 	// so no Pod's traffic leaves the machine.
 	for _, rule := range [][]string{
-		{"-N", "DEVCLUSTER-NODE"},
-		{"-A", "DEVCLUSTER-NODE", "-i", podBridge, "!", "-o", podBridge, "-j", "DROP"},
-		{"-I", "FORWARD", "-j", "DEVCLUSTER-NODE"},
+		{"-N", podEgressChain},
+		{"-A", podEgressChain, "-i", podBridge, "!", "-o", podBridge, "-j", "DROP"},
+		{"-I", "FORWARD", "-j", podEgressChain},
 	} {
 		if out, err := exec.Command("iptables", rule...).CombinedOutput(); err != nil {
 			return fmt.Errorf("iptables %s: %w: %s", strings.Join(rule, " "), err, out)
@@ -86,6 +86,9 @@ func (c *Cluster) prepareNode() error {
 	}
 	return nil
 }
+
+// podEgressChain is the node's filter chain in FORWARD: what Pods may send where.
+const podEgressChain = "DEVCLUSTER-NODE"
 
 // NodeAvailable says why this machine cannot run a node, or nil when it can.
 func NodeAvailable() error { return nodePrerequisites() }
@@ -275,3 +278,21 @@ func (c *Cluster) healthz(port int, https bool) func(context.Context) (bool, err
 // NodeReadyIn is how long the node took from containerd's start to Ready with its Service rules and cluster DNS
 // in place; zero without a node.
 func (c *Cluster) NodeReadyIn() time.Duration { return c.nodeReadyIn }
+
+// AllowPodsTo lets the Pods' packets leave through link, a link the caller created on this machine (the node drops
+// every other way out, so that nothing leaves the machine). The returned function takes the permission back.
+func (c *Cluster) AllowPodsTo(link string) (func() error, error) {
+	if c.node == nil {
+		return nil, errors.New("devcluster: AllowPodsTo needs a cluster started WithNode")
+	}
+	rule := []string{podEgressChain, "-i", podBridge, "-o", link, "-j", "ACCEPT"}
+	if out, err := exec.Command("iptables", append([]string{"-I"}, rule...)...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("iptables -I %s: %w: %s", strings.Join(rule, " "), err, out)
+	}
+	return func() error {
+		if out, err := exec.Command("iptables", append([]string{"-D"}, rule...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("iptables -D %s: %w: %s", strings.Join(rule, " "), err, out)
+		}
+		return nil
+	}, nil
+}
