@@ -94,6 +94,13 @@ func parseFlags() flags {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sync-files" {
+		if err := syncFiles(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "apps-ingress-operator:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(parseFlags()); err != nil {
 		fmt.Fprintln(os.Stderr, "apps-ingress-operator:", err)
 		os.Exit(1)

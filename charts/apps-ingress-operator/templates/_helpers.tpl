@@ -78,6 +78,9 @@ on that port. */}}
 {{- define "aio.proxyStatusPort" -}}
 8404
 {{- end }}
+{{- define "aio.proxyConfigDir" -}}
+/usr/local/etc/haproxy
+{{- end }}
 {{- define "aio.proxyStateDir" -}}
 /tmp/haproxy
 {{- end }}
@@ -139,5 +142,57 @@ nodeSelector:
 {{- with concat ($.Values.tolerations | default list) ($c.tolerations | default list) }}
 tolerations:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* The ServiceAccount of a component's (dns, proxy) config sidecars: pass (list $ "dns"). */}}
+{{- define "aio.configSyncServiceAccount" -}}
+{{- include "aio.fullname" (index . 0) }}-{{ index . 1 }}-config
+{{- end }}
+
+{{/* A config sidecar (or, with --once, the init container writing the files before the server starts): pass
+(list $ configMapName directory once). */}}
+{{- define "aio.configSync.container" -}}
+{{- $ := index . 0 -}}
+image: {{ include "aio.image" (list $.Values.image $.Chart.AppVersion) | quote }}
+imagePullPolicy: {{ $.Values.image.pullPolicy }}
+args:
+  - sync-files
+  - --config-map={{ index . 1 }}
+  - --dir={{ index . 2 }}
+  {{- if index . 3 }}
+  - --once
+  {{- end }}
+env:
+  - name: POD_NAMESPACE
+    valueFrom:
+      fieldRef:
+        fieldPath: metadata.namespace
+resources:
+  {{- toYaml $.Values.configSync.resources | nindent 2 }}
+securityContext:
+  {{- toYaml $.Values.securityContext | nindent 2 }}
+volumeMounts:
+  - {name: config, mountPath: {{ index . 2 }}}
+  - {name: kube-api-access, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}
+{{- end }}
+
+{{/* The volumes behind "config" (and the sidecars' token): pass (list $ configMapName). */}}
+{{- define "aio.configSync.volumes" -}}
+{{- $ := index . 0 -}}
+{{- if $.Values.configSync.enabled }}
+- name: config
+  emptyDir:
+    sizeLimit: 64Mi
+- name: kube-api-access
+  projected:
+    sources:
+      - serviceAccountToken: {path: token, expirationSeconds: 3607}
+      - configMap: {name: kube-root-ca.crt, items: [{key: ca.crt, path: ca.crt}]}
+      - downwardAPI: {items: [{path: namespace, fieldRef: {fieldPath: metadata.namespace}}]}
+{{- else }}
+- name: config
+  configMap:
+    name: {{ index . 1 }}
 {{- end }}
 {{- end }}

@@ -110,10 +110,31 @@ func CacheOptions(operatorNamespace string, secretNamespaces []string) cache.Opt
 		// The CoreDNS and HAProxy replicas, asked what they serve.
 		&discoveryv1.EndpointSlice{}: {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 	}
+	// A HostedCluster namespace holds many Secrets besides the kubeconfigs (pull secrets, SSH keys, etcd
+	// encryption keys...): the cache keeps only their kubeconfig key, so that neither their contents nor their size
+	// stay in the operator's memory.
+	secrets := cache.ByObject{Transform: onlyKubeconfig}
 	if len(secretNS) > 0 {
-		byObject[&corev1.Secret{}] = cache.ByObject{Namespaces: secretNS}
+		secrets.Namespaces = secretNS
 	}
+	byObject[&corev1.Secret{}] = secrets
 	return cache.Options{ByObject: byObject}
+}
+
+// onlyKubeconfig drops every key of a Secret but the kubeconfig, before the cache stores it.
+func onlyKubeconfig(o any) (any, error) {
+	s, ok := o.(*corev1.Secret)
+	if !ok {
+		return o, nil
+	}
+	for k := range s.Data {
+		if k != kubeconfigKey {
+			delete(s.Data, k)
+		}
+	}
+	s.StringData = nil
+	s.ManagedFields = nil
+	return s, nil
 }
 
 // Setup registers the controller with mgr. The HostedCluster CRD must be installed.

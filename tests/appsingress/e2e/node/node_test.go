@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
@@ -53,14 +56,28 @@ func TestMain(m *testing.M) {
 	}))
 }
 
+// installed is the chart's release: installed once, by the first test that needs it, and upgraded by the others.
+var installed *nodetier.Installed
+
+func chartRelease(t *testing.T) *nodetier.Installed {
+	t.Helper()
+	if installed == nil {
+		importUpstreamImages(t)
+		installed = node.Install(t, nodeChart, "image", "apps-ingress-operator", nil)
+	}
+	return installed
+}
+
 func TestChartOnNode(t *testing.T) {
-	importUpstreamImages(t)
-	release := node.Install(t, nodeChart, "image", "apps-ingress-operator", nil)
-	for _, component := range []string{"operator", "dns", "proxy"} {
+	release := chartRelease(t)
+	for _, component := range []string{"operator", "proxy"} {
 		node.AssertHardened(t, nodeChart, "app.kubernetes.io/component="+component)
 	}
+	// CoreDNS keeps the one capability its binary carries as a file capability.
+	node.AssertHardened(t, nodeChart, "app.kubernetes.io/component=dns", nodetier.CapNetBindService)
 	node.HelmTest(t, release.Release)
 	ctx := context.Background()
+	configSidecarsReadOnlyTheirOwn(t)
 	if err := env.CreateAppsIngress(ctx, hostedName, localenv.Ports{RouterHTTP: 80, RouterHTTPS: 443}); err != nil {
 		t.Fatal(err)
 	}
@@ -133,24 +150,75 @@ func importUpstreamImages(t *testing.T) {
 	}
 	for _, img := range []devcluster.HostImage{
 		{
-			Ref:        "docker.io/coredns/coredns:" + strings.TrimPrefix(version, "v"),
-			Files:      map[string]string{"/coredns": coredns},
-			Entrypoint: []string{"/coredns"},
-			User:       "65532:65532",
+			Ref:   "docker.io/coredns/coredns:" + strings.TrimPrefix(version, "v"),
+			Files: map[string]string{"/coredns": coredns},
+			// As upstream's image: port 53 for a container allowed NET_BIND_SERVICE (hostNetwork).
+			BindsLowPorts: []string{"/coredns"},
+			Entrypoint:    []string{"/coredns"},
+			User:          "65532:65532",
 		},
 		{
-			// The chart's reload loop needs a shell, sleep and cksum besides haproxy (Debian's busybox has no cksum).
+			// The chart's reload loop needs a shell, sleep, cp, mv, mkdir, sed, grep and cksum besides haproxy
+			// (Debian's busybox has no cksum).
 			Ref: "docker.io/library/haproxy:" + branch[1],
 			Files: map[string]string{
 				"/usr/local/sbin/haproxy": "/usr/sbin/haproxy", "/bin/busybox": "/bin/busybox", "/bin/cksum": "/usr/bin/cksum",
 			},
-			Links: map[string]string{"/bin/sh": "busybox", "/bin/sleep": "busybox", "/bin/kill": "busybox"},
-			Env:   []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/bin:/bin"},
-			User:  "65532:65532",
+			Links: map[string]string{
+				"/bin/sh": "busybox", "/bin/sleep": "busybox", "/bin/kill": "busybox", "/bin/cp": "busybox", "/bin/mv": "busybox",
+				"/bin/mkdir": "busybox", "/bin/sed": "busybox", "/bin/grep": "busybox",
+			},
+			Env:  []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/bin:/bin"},
+			User: "65532:65532",
 		},
 	} {
 		if err := node.Cluster.BuildHostImage(ctx, img); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// configSidecarsReadOnlyTheirOwn: each config sidecar's identity reads and watches its component's ConfigMap and
+// nothing else: not the other component's, not a Secret, and it writes nothing.
+func configSidecarsReadOnlyTheirOwn(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for component, other := range map[string]string{"dns": "proxy", "proxy": "dns"} {
+		path := filepath.Join(t.TempDir(), component+".kubeconfig")
+		if err := node.Cluster.ServiceAccountKubeconfig(ctx, nodeChart, nodeChart+"-"+component+"-config", path); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kube, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cms := kube.CoreV1().ConfigMaps(nodeChart)
+		own, err := cms.Get(ctx, nodeChart+"-"+component, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the %s sidecar cannot read its ConfigMap: %v", component, err)
+		}
+		w, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + own.Name})
+		if err != nil {
+			t.Fatalf("the %s sidecar cannot watch its ConfigMap: %v", component, err)
+		}
+		w.Stop()
+		for what, err := range map[string]error{
+			"read the " + other + " ConfigMap": func() error { _, err := cms.Get(ctx, nodeChart+"-"+other, metav1.GetOptions{}); return err }(),
+			"list ConfigMaps":                  func() error { _, err := cms.List(ctx, metav1.ListOptions{}); return err }(),
+			"read Secrets":                     func() error { _, err := kube.CoreV1().Secrets(nodeChart).List(ctx, metav1.ListOptions{}); return err }(),
+			"change its ConfigMap": func() error {
+				own.Data = map[string]string{"Corefile": "evil"}
+				_, err := cms.Update(ctx, own, metav1.UpdateOptions{})
+				return err
+			}(),
+		} {
+			if !apierrors.IsForbidden(err) {
+				t.Errorf("the %s sidecar could %s: %v", component, what, err)
+			}
 		}
 	}
 }

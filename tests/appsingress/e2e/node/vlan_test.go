@@ -1,0 +1,273 @@
+//go:build node
+
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
+)
+
+const (
+	vlanCluster = "vlan"
+	// recheck is the chart's recheckInterval in these tests: a hosted API server that stops shows within it.
+	recheck = 10 * time.Second
+)
+
+var poolGVR = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
+
+// TestVLANAttachmentModes installs the chart in each way it offers to put CoreDNS on the VLAN, and proves for each,
+// with dig, openssl and curl: a VLAN client gets the MetalLB address and reaches the router there; a Pod gets the
+// proxy's address and reaches the same router through the chart's HAProxy, by SNI on 443 and by Host on 80, and the
+// hosted API on 6443; a new MetalLB address changes both answers and the proxy's target, and the object is Ready only
+// once both views answer it; a hosted API server that stops turns HostedClusterReachable false within the re-check
+// period while the last good records stay.
+func TestVLANAttachmentModes(t *testing.T) {
+	release := chartRelease(t)
+	setUpVLAN(t)
+	importProbeImage(t)
+	apps := "apps." + vlanCluster + "." + localenv.BaseDomain
+	startRouter(t, routerA, "router-a", apps)
+	startRouter(t, routerB, "router-b", apps)
+	createVLANPools(t)
+	probeNS := node.Namespace(t, "vlan-probe-")
+	probe := runProbePod(t, probeNS)
+
+	common := map[string]any{"recheckInterval": recheck.String(), "hostedClusterTimeout": "3s"}
+	for _, mode := range []struct {
+		name   string
+		values map[string]any
+		// vlanDNS is where VLAN clients send their questions (host, port), once installed.
+		vlanDNS func(t *testing.T) (string, string)
+	}{
+		{
+			name: "Service with externalTrafficPolicy Local",
+			values: map[string]any{"dns": map[string]any{
+				"service": map[string]any{"type": "NodePort", "externalTrafficPolicy": "Local"},
+			}},
+			vlanDNS: func(t *testing.T) (string, string) {
+				svc, err := node.Kube.CoreV1().Services(nodeChart).Get(context.Background(), nodeChart+"-dns", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// This node's kube-proxy serves node ports on the node's address only; the VLAN client reaches it
+				// through the VLAN-attached node, as it would a load balancer's address.
+				for _, p := range svc.Spec.Ports {
+					if p.Name == "dns" {
+						return devcluster.NodeIP, strconv.Itoa(int(p.NodePort))
+					}
+				}
+				t.Fatalf("the DNS Service has no dns port: %v", svc.Spec.Ports)
+				return "", ""
+			},
+		},
+		{
+			name: "hostNetwork",
+			// One replica each: the node has one VLAN address and one set of ports.
+			values: map[string]any{
+				"dns":   map[string]any{"hostNetwork": true, "vlanAddresses": []any{vlanNodeIP}, "replicaCount": 1},
+				"proxy": map[string]any{"hostNetwork": true, "replicaCount": 1},
+			},
+			vlanDNS: func(*testing.T) (string, string) { return vlanNodeIP, "53" },
+		},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			release.Upgrade(t, mode.name, nodetier.Merge(common, mode.values))
+			t.Cleanup(func() { release.Upgrade(t, "defaults", nil) })
+			server, port := mode.vlanDNS(t)
+			proveVLANMode(t, probeNS, probe, server, port)
+		})
+	}
+}
+
+func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: localenv.ClustersNS, Name: vlanCluster}
+	createVLANAppsIngress(t, "vlan-a")
+	waitAppsIngress(t, key, "Ready at "+routerA, 3*time.Minute, func(phase string, ips []string) bool {
+		return phase == "Ready" && strings.Join(ips, ",") == routerA
+	})
+	name := "console-openshift-console.apps." + vlanCluster + "." + localenv.BaseDomain
+	apiName := "api." + vlanCluster + "." + localenv.BaseDomain
+	dnsSvc, err := node.Kube.CoreV1().Services(nodeChart).Get(ctx, nodeChart+"-dns", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxySvc, err := node.Kube.CoreV1().Services(nodeChart).Get(ctx, nodeChart+"-proxy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxyIP := proxySvc.Spec.ClusterIP
+	inPod := func(args ...string) (string, error) {
+		out, err := node.Cluster.Exec(ctx, probeNS, probe, "probe", args...)
+		return strings.TrimSpace(out), err
+	}
+	expect := func(what string, run func(...string) (string, error), args []string, want string) {
+		t.Helper()
+		nodetier.Eventually(t, 2*time.Minute, what, func() (bool, string, error) {
+			out, err := run(args...)
+			return err == nil && out == want, out, nil
+		})
+	}
+	vlan := func(args ...string) (string, error) { return inVLAN(ctx, args...) }
+
+	// Ready means served: at this moment both views already answer. (The VLAN clients' listener of a hostNetwork
+	// CoreDNS re-reads the zone file on its own, within the file plugin's reload interval of the one the operator
+	// asked: a second at most.)
+	if out, err := inPod(digArgs(dnsSvc.Spec.ClusterIP, "53", name)...); err != nil || out != proxyIP {
+		t.Fatalf("Ready, but the pod-network view answers %q (%v), not %s", out, err, proxyIP)
+	}
+	nodetier.Eventually(t, time.Second, "the VLAN view answering "+routerA+" once Ready", func() (bool, string, error) {
+		out, err := vlan(digArgs(vlanServer, vlanPort, name)...)
+		return err == nil && out == routerA, out, nil
+	})
+	expect("TLS from the VLAN to the router", vlan, subjectArgs(routerA+":443", name), "subject=CN = router-a")
+	expect("TLS from a Pod through the proxy", inPod, subjectArgs(proxyIP+":443", name), "subject=CN = router-a")
+	expect("HTTP from a Pod through the proxy", inPod, []string{"curl", "-s", "-m", "5", "-H", "Host: " + name, "http://" + proxyIP + "/"}, "router-a")
+	expect("the hosted API from a Pod through the proxy", inPod, []string{"curl", "-sk", "-m", "5",
+		"--resolve", apiName + ":6443:" + proxyIP, "https://" + apiName + ":6443/readyz"}, "ok")
+	expect("the hosted API's own address from the VLAN", vlan, digArgs(vlanServer, vlanPort, apiName), devcluster.NodeIP)
+
+	// A new MetalLB address: the object waits for both views, which then answer it, and the proxy routes to it.
+	changed := time.Now()
+	patchPool(t, key, "vlan-b")
+	waitAppsIngress(t, key, "Ready at "+routerB, 3*time.Minute, func(phase string, ips []string) bool {
+		return phase == "Ready" && strings.Join(ips, ",") == routerB
+	})
+	ready := time.Since(changed)
+	if out, err := inPod(digArgs(dnsSvc.Spec.ClusterIP, "53", name)...); err != nil || out != proxyIP {
+		t.Fatalf("Ready at %s, but the pod-network view answers %q (%v)", routerB, out, err)
+	}
+	nodetier.Eventually(t, time.Second, "the VLAN view answering "+routerB+" once Ready", func() (bool, string, error) {
+		out, err := vlan(digArgs(vlanServer, vlanPort, name)...)
+		return err == nil && out == routerB, out, nil
+	})
+	expect("TLS from the VLAN to the new address", vlan, subjectArgs(routerB+":443", name), "subject=CN = router-b")
+	expect("TLS from a Pod through the proxy to the new address", inPod, subjectArgs(proxyIP+":443", name), "subject=CN = router-b")
+	t.Logf("MetalLB address changed → Ready with both views answering it: %s", ready.Round(time.Millisecond))
+
+	// The hosted API server stops; nothing else changes.
+	if err := env.Hosted.StopComponent(devcluster.ComponentAPIServer); err != nil {
+		t.Fatal(err)
+	}
+	stopped, restarted := time.Now(), false
+	t.Cleanup(func() {
+		if !restarted {
+			if err := env.Hosted.StartComponent(context.Background(), devcluster.ComponentAPIServer); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	waitCondition(t, key, "HostedClusterReachable", "False", recheck+recheck/10+30*time.Second)
+	t.Logf("hosted API server stopped → HostedClusterReachable=False in %s (re-check every %s)", time.Since(stopped).Round(time.Millisecond), recheck)
+	if out, err := vlan(digArgs(vlanServer, vlanPort, name)...); err != nil || out != routerB {
+		t.Fatalf("the last good record is gone from the VLAN view: %q (%v)", out, err)
+	}
+	if err := env.Hosted.StartComponent(ctx, devcluster.ComponentAPIServer); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	waitAppsIngress(t, key, "Ready again", 3*time.Minute, func(phase string, _ []string) bool { return phase == "Ready" })
+	deleteAppsIngress(t, key)
+}
+
+func createVLANPools(t *testing.T) {
+	t.Helper()
+	for name, ip := range map[string]string{"vlan-a": routerA, "vlan-b": routerB} {
+		pool := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
+			"metadata": map[string]any{"name": name, "namespace": "metallb-system"},
+			"spec":     map[string]any{"addresses": []any{ip + "/32"}, "autoAssign": false},
+		}}
+		if _, err := env.HostedDyn.Resource(poolGVR).Namespace("metallb-system").Create(context.Background(), pool, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+func createVLANAppsIngress(t *testing.T, pool string) {
+	t.Helper()
+	ai := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "hostedcluster.virtual-ingress.io/v1alpha1", "kind": "AppsIngress",
+		"metadata": map[string]any{"name": vlanCluster, "namespace": localenv.ClustersNS},
+		"spec": map[string]any{
+			"hostedClusterRef": map[string]any{"name": localenv.HostedName},
+			"clusterName":      vlanCluster,
+			"baseDomain":       localenv.BaseDomain,
+			"service":          map[string]any{"name": vlanCluster + "-apps", "ports": map[string]any{"http": int64(80), "https": int64(443)}},
+			"metallb":          map[string]any{"addressPoolName": pool},
+			"dns":              map[string]any{"vlanCIDRs": []any{vlanCIDR}},
+		},
+	}}
+	if _, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Create(context.Background(), ai, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteAppsIngress(t, types.NamespacedName{Namespace: localenv.ClustersNS, Name: vlanCluster}) })
+}
+
+func patchPool(t *testing.T, key types.NamespacedName, pool string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"metallb":{"addressPoolName":%q}}}`, pool)
+	if _, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(key.Namespace).Patch(context.Background(), key.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deleteAppsIngress(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	ctx := context.Background()
+	res := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(key.Namespace)
+	if err := res.Delete(ctx, key.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	nodetier.Eventually(t, 2*time.Minute, "AppsIngress "+key.String()+" gone", func() (bool, string, error) {
+		_, err := res.Get(ctx, key.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+	})
+}
+
+// waitAppsIngress waits until cond holds of the object's phase and externalIPs.
+func waitAppsIngress(t *testing.T, key types.NamespacedName, what string, timeout time.Duration, cond func(phase string, ips []string) bool) {
+	t.Helper()
+	nodetier.Eventually(t, timeout, key.String()+" "+what, func() (bool, string, error) {
+		ai, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		phase, _, _ := unstructured.NestedString(ai.Object, "status", "phase")
+		msg, _, _ := unstructured.NestedString(ai.Object, "status", "message")
+		ips, _, _ := unstructured.NestedStringSlice(ai.Object, "status", "externalIPs")
+		return cond(phase, ips), phase + ": " + msg, nil
+	})
+}
+
+func waitCondition(t *testing.T, key types.NamespacedName, typ, status string, timeout time.Duration) {
+	t.Helper()
+	nodetier.Eventually(t, timeout, key.String()+" "+typ+"="+status, func() (bool, string, error) {
+		ai, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		conds, _, _ := unstructured.NestedSlice(ai.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == typ {
+				return m["status"] == status, fmt.Sprintf("%v %v: %v", m["status"], m["reason"], m["message"]), nil
+			}
+		}
+		return false, "no condition", nil
+	})
+}
