@@ -281,6 +281,7 @@ bench: debian-packages devcluster-binaries appsingress-binaries ## Every product
 	$(GO) run ./tests/virtualservice/bench --out _output/bench/virtualservice.json
 	$(GO) run ./tests/ssvirt/bench --out _output/bench/ssvirt.json
 	$(GO) run ./tests/appsingress/bench --out _output/bench/appsingress.json
+	$(if $(IS_ROOT),$(GO) run ./tests/appsingress/bench/node --out _output/bench/appsingress-node.json,@echo "make bench: the apps-ingress node bench (tests/appsingress/bench/node) was not run: it needs root")
 
 .PHONY: preview
 preview: bin/policytest ## Show what the policies make of fixtures/examples (PREVIEW_VIRTUALINGRESSES, PREVIEW_SERVICES)

@@ -6,38 +6,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"text/tabwriter"
-	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/bench/stat"
 )
-
-// latency summarises one per-cluster delay.
-type latency struct {
-	P50Seconds float64 `json:"p50Seconds"`
-	P95Seconds float64 `json:"p95Seconds"`
-	MaxSeconds float64 `json:"maxSeconds"`
-	Samples    int     `json:"samples"`
-}
-
-func summarise(ds []time.Duration) latency {
-	if len(ds) == 0 {
-		return latency{}
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	at := func(q float64) float64 { return s[min(len(s)-1, int(q*float64(len(s))))].Seconds() }
-	return latency{P50Seconds: at(0.50), P95Seconds: at(0.95), MaxSeconds: s[len(s)-1].Seconds(), Samples: len(s)}
-}
 
 // phase is the latencies of one measurement.
 type phase struct {
 	// IPToConfigMap: external IP assigned → the operator's ConfigMaps hold it (the operator's own latency).
-	IPToConfigMap latency `json:"ipToConfigMap"`
+	IPToConfigMap stat.Latency `json:"ipToConfigMap"`
 	// IPToDNS: external IP assigned → CoreDNS answers it to a VLAN client (adds the file sync and CoreDNS's reload
 	// interval, 2s ± 1s).
-	IPToDNS latency `json:"ipToDNS"`
+	IPToDNS stat.Latency `json:"ipToDNS"`
 	// IPToProxy: external IP assigned → a TLS connection through HAProxy with the cluster's SNI reaches that IP.
-	IPToProxy latency `json:"ipToProxy"`
+	IPToProxy stat.Latency `json:"ipToProxy"`
 }
 
 type results struct {
@@ -75,7 +57,7 @@ func (r *results) print(w io.Writer) {
 	fmt.Fprintf(tw, "clusters\t%d\n", r.Clusters)
 	for _, l := range []struct {
 		name string
-		l    latency
+		l    stat.Latency
 	}{
 		{"create burst: IP → ConfigMap", r.Create.IPToConfigMap}, {"create burst: IP → DNS answer", r.Create.IPToDNS}, {"create burst: IP → proxy route", r.Create.IPToProxy},
 		{"IP change: IP → ConfigMap", r.Change.IPToConfigMap}, {"IP change: IP → DNS answer", r.Change.IPToDNS}, {"IP change: IP → proxy route", r.Change.IPToProxy},

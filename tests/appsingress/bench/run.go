@@ -20,6 +20,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/bench/stat"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -129,7 +130,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	res.Create = phase{IPToConfigMap: summarise(toCM), IPToDNS: summarise(toDNS), IPToProxy: summarise(toProxy)}
+	res.Create = phase{IPToConfigMap: stat.Summarise(toCM), IPToDNS: stat.Summarise(toDNS), IPToProxy: stat.Summarise(toProxy)}
 	if res.Change, err = measureChanges(ctx, e, s, names, o.changes, ipSeen, cmSeen); err != nil {
 		return nil, err
 	}
@@ -310,7 +311,7 @@ func measureChanges(ctx context.Context, e *localenv.Env, s *localenv.Serving, n
 		}
 		toCM, toDNS, toProxy = append(toCM, cmAt.Sub(at)), append(toDNS, dnsAt.Sub(at)), append(toProxy, proxyAt.Sub(at))
 	}
-	return phase{IPToConfigMap: summarise(toCM), IPToDNS: summarise(toDNS), IPToProxy: summarise(toProxy)}, nil
+	return phase{IPToConfigMap: stat.Summarise(toCM), IPToDNS: stat.Summarise(toDNS), IPToProxy: stat.Summarise(toProxy)}, nil
 }
 
 // latestIn is a value and time of a key starting with prefix whose value starts with valuePrefix.

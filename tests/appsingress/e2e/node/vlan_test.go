@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
@@ -27,7 +26,6 @@ const (
 	recheck = 10 * time.Second
 )
 
-var poolGVR = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
 
 // TestVLANAttachmentModes installs the chart in each way it offers to put CoreDNS on the VLAN, and proves for each,
 // with dig, openssl and curl: a VLAN client gets the MetalLB address and reaches the router there; a Pod gets the
@@ -40,8 +38,8 @@ func TestVLANAttachmentModes(t *testing.T) {
 	setUpVLAN(t)
 	importProbeImage(t)
 	apps := "apps." + vlanCluster + "." + localenv.BaseDomain
-	startRouter(t, routerA, "router-a", apps)
-	startRouter(t, routerB, "router-b", apps)
+	startRouter(t, localenv.RouterA, "router-a", apps)
+	startRouter(t, localenv.RouterB, "router-b", apps)
 	createVLANPools(t)
 	probeNS := node.Namespace(t, "vlan-probe-")
 	probe := runProbePod(t, probeNS)
@@ -78,10 +76,10 @@ func TestVLANAttachmentModes(t *testing.T) {
 			name: "hostNetwork",
 			// One replica each: the node has one VLAN address and one set of ports.
 			values: map[string]any{
-				"dns":   map[string]any{"hostNetwork": true, "vlanAddresses": []any{vlanNodeIP}, "replicaCount": 1},
+				"dns":   map[string]any{"hostNetwork": true, "vlanAddresses": []any{localenv.VLANNodeIP}, "replicaCount": 1},
 				"proxy": map[string]any{"hostNetwork": true, "replicaCount": 1},
 			},
-			vlanDNS: func(*testing.T) (string, string) { return vlanNodeIP, "53" },
+			vlanDNS: func(*testing.T) (string, string) { return localenv.VLANNodeIP, "53" },
 		},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
@@ -96,9 +94,9 @@ func TestVLANAttachmentModes(t *testing.T) {
 func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: localenv.ClustersNS, Name: vlanCluster}
-	createVLANAppsIngress(t, "vlan-a")
-	waitAppsIngress(t, key, "Ready at "+routerA, 3*time.Minute, func(phase string, ips []string) bool {
-		return phase == "Ready" && strings.Join(ips, ",") == routerA
+	createVLANAppsIngress(t, localenv.VLANPoolA)
+	waitAppsIngress(t, key, "Ready at "+localenv.RouterA, 3*time.Minute, func(phase string, ips []string) bool {
+		return phase == "Ready" && strings.Join(ips, ",") == localenv.RouterA
 	})
 	name := "console-openshift-console.apps." + vlanCluster + "." + localenv.BaseDomain
 	apiName := "api." + vlanCluster + "." + localenv.BaseDomain
@@ -122,41 +120,41 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 			return err == nil && out == want, out, nil
 		})
 	}
-	vlan := func(args ...string) (string, error) { return inVLAN(ctx, args...) }
+	vlan := func(args ...string) (string, error) { return localenv.InVLAN(ctx, args...) }
 
 	// Ready means served: at this moment both views already answer. (The VLAN clients' listener of a hostNetwork
 	// CoreDNS re-reads the zone file on its own, within the file plugin's reload interval of the one the operator
 	// asked: a second at most.)
-	if out, err := inPod(digArgs(dnsSvc.Spec.ClusterIP, "53", name)...); err != nil || out != proxyIP {
+	if out, err := inPod(localenv.DigArgs(dnsSvc.Spec.ClusterIP, "53", name)...); err != nil || out != proxyIP {
 		t.Fatalf("Ready, but the pod-network view answers %q (%v), not %s", out, err, proxyIP)
 	}
-	nodetier.Eventually(t, time.Second, "the VLAN view answering "+routerA+" once Ready", func() (bool, string, error) {
-		out, err := vlan(digArgs(vlanServer, vlanPort, name)...)
-		return err == nil && out == routerA, out, nil
+	nodetier.Eventually(t, time.Second, "the VLAN view answering "+localenv.RouterA+" once Ready", func() (bool, string, error) {
+		out, err := vlan(localenv.DigArgs(vlanServer, vlanPort, name)...)
+		return err == nil && out == localenv.RouterA, out, nil
 	})
-	expect("TLS from the VLAN to the router", vlan, subjectArgs(routerA+":443", name), "subject=CN = router-a")
-	expect("TLS from a Pod through the proxy", inPod, subjectArgs(proxyIP+":443", name), "subject=CN = router-a")
+	expect("TLS from the VLAN to the router", vlan, localenv.SubjectArgs(localenv.RouterA+":443", name), "subject=CN = router-a")
+	expect("TLS from a Pod through the proxy", inPod, localenv.SubjectArgs(proxyIP+":443", name), "subject=CN = router-a")
 	expect("HTTP from a Pod through the proxy", inPod, []string{"curl", "-s", "-m", "5", "-H", "Host: " + name, "http://" + proxyIP + "/"}, "router-a")
 	expect("the hosted API from a Pod through the proxy", inPod, []string{"curl", "-sk", "-m", "5",
 		"--resolve", apiName + ":6443:" + proxyIP, "https://" + apiName + ":6443/readyz"}, "ok")
-	expect("the hosted API's own address from the VLAN", vlan, digArgs(vlanServer, vlanPort, apiName), devcluster.NodeIP)
+	expect("the hosted API's own address from the VLAN", vlan, localenv.DigArgs(vlanServer, vlanPort, apiName), devcluster.NodeIP)
 
 	// A new MetalLB address: the object waits for both views, which then answer it, and the proxy routes to it.
 	changed := time.Now()
-	patchPool(t, key, "vlan-b")
-	waitAppsIngress(t, key, "Ready at "+routerB, 3*time.Minute, func(phase string, ips []string) bool {
-		return phase == "Ready" && strings.Join(ips, ",") == routerB
+	patchPool(t, key, localenv.VLANPoolB)
+	waitAppsIngress(t, key, "Ready at "+localenv.RouterB, 3*time.Minute, func(phase string, ips []string) bool {
+		return phase == "Ready" && strings.Join(ips, ",") == localenv.RouterB
 	})
 	ready := time.Since(changed)
-	if out, err := inPod(digArgs(dnsSvc.Spec.ClusterIP, "53", name)...); err != nil || out != proxyIP {
-		t.Fatalf("Ready at %s, but the pod-network view answers %q (%v)", routerB, out, err)
+	if out, err := inPod(localenv.DigArgs(dnsSvc.Spec.ClusterIP, "53", name)...); err != nil || out != proxyIP {
+		t.Fatalf("Ready at %s, but the pod-network view answers %q (%v)", localenv.RouterB, out, err)
 	}
-	nodetier.Eventually(t, time.Second, "the VLAN view answering "+routerB+" once Ready", func() (bool, string, error) {
-		out, err := vlan(digArgs(vlanServer, vlanPort, name)...)
-		return err == nil && out == routerB, out, nil
+	nodetier.Eventually(t, time.Second, "the VLAN view answering "+localenv.RouterB+" once Ready", func() (bool, string, error) {
+		out, err := vlan(localenv.DigArgs(vlanServer, vlanPort, name)...)
+		return err == nil && out == localenv.RouterB, out, nil
 	})
-	expect("TLS from the VLAN to the new address", vlan, subjectArgs(routerB+":443", name), "subject=CN = router-b")
-	expect("TLS from a Pod through the proxy to the new address", inPod, subjectArgs(proxyIP+":443", name), "subject=CN = router-b")
+	expect("TLS from the VLAN to the new address", vlan, localenv.SubjectArgs(localenv.RouterB+":443", name), "subject=CN = router-b")
+	expect("TLS from a Pod through the proxy to the new address", inPod, localenv.SubjectArgs(proxyIP+":443", name), "subject=CN = router-b")
 	t.Logf("MetalLB address changed → Ready with both views answering it: %s", ready.Round(time.Millisecond))
 
 	// The hosted API server stops; nothing else changes.
@@ -173,7 +171,7 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 	})
 	waitCondition(t, key, "HostedClusterReachable", "False", recheck+recheck/10+30*time.Second)
 	t.Logf("hosted API server stopped → HostedClusterReachable=False in %s (re-check every %s)", time.Since(stopped).Round(time.Millisecond), recheck)
-	if out, err := vlan(digArgs(vlanServer, vlanPort, name)...); err != nil || out != routerB {
+	if out, err := vlan(localenv.DigArgs(vlanServer, vlanPort, name)...); err != nil || out != localenv.RouterB {
 		t.Fatalf("the last good record is gone from the VLAN view: %q (%v)", out, err)
 	}
 	if err := env.Hosted.StartComponent(ctx, devcluster.ComponentAPIServer); err != nil {
@@ -186,33 +184,14 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 
 func createVLANPools(t *testing.T) {
 	t.Helper()
-	for name, ip := range map[string]string{"vlan-a": routerA, "vlan-b": routerB} {
-		pool := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
-			"metadata": map[string]any{"name": name, "namespace": "metallb-system"},
-			"spec":     map[string]any{"addresses": []any{ip + "/32"}, "autoAssign": false},
-		}}
-		if _, err := env.HostedDyn.Resource(poolGVR).Namespace("metallb-system").Create(context.Background(), pool, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+	if err := env.CreateVLANPools(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func createVLANAppsIngress(t *testing.T, pool string) {
 	t.Helper()
-	ai := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "hostedcluster.virtual-ingress.io/v1alpha1", "kind": "AppsIngress",
-		"metadata": map[string]any{"name": vlanCluster, "namespace": localenv.ClustersNS},
-		"spec": map[string]any{
-			"hostedClusterRef": map[string]any{"name": localenv.HostedName},
-			"clusterName":      vlanCluster,
-			"baseDomain":       localenv.BaseDomain,
-			"service":          map[string]any{"name": vlanCluster + "-apps", "ports": map[string]any{"http": int64(80), "https": int64(443)}},
-			"metallb":          map[string]any{"addressPoolName": pool},
-			"dns":              map[string]any{"vlanCIDRs": []any{vlanCIDR}},
-		},
-	}}
-	if _, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Create(context.Background(), ai, metav1.CreateOptions{}); err != nil {
+	if err := env.CreateVLANAppsIngress(context.Background(), vlanCluster, pool); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteAppsIngress(t, types.NamespacedName{Namespace: localenv.ClustersNS, Name: vlanCluster}) })
@@ -220,8 +199,7 @@ func createVLANAppsIngress(t *testing.T, pool string) {
 
 func patchPool(t *testing.T, key types.NamespacedName, pool string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"metallb":{"addressPoolName":%q}}}`, pool)
-	if _, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(key.Namespace).Patch(context.Background(), key.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if err := env.SetPool(context.Background(), key.Name, pool); err != nil {
 		t.Fatal(err)
 	}
 }

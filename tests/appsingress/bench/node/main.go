@@ -1,0 +1,279 @@
+// Command node measures the apps-ingress-operator chart as users run it: installed with `helm install --wait` on a
+// management cluster with a real node (CoreDNS and HAProxy as Pods, attached to a VLAN of this machine's own through
+// a NodePort DNS Service with externalTrafficPolicy Local), one hosted cluster whose MetalLB address moves between
+// two VLAN addresses. For each move it reports the time until a VLAN client's dig answers the new address, until a
+// TLS connection through the proxy Service reaches the router there, and until the AppsIngress says Ready with it,
+// and counts the moves where Ready came before both were served (the status must never claim early).
+//
+//	go run ./tests/appsingress/bench/node --out _output/bench/appsingress-node.json   (as root)
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/bench/stat"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
+)
+
+const (
+	chart   = "apps-ingress-operator"
+	cluster = "bench"
+)
+
+type results struct {
+	Changes int `json:"changes"`
+	// VLANAnswers: pool changed → a VLAN client's dig answers the new address.
+	VLANAnswers stat.Latency `json:"vlanAnswers"`
+	// ProxyRoutes: pool changed → TLS through the proxy Service with the cluster's SNI reaches the new router.
+	ProxyRoutes stat.Latency `json:"proxyRoutes"`
+	// BothServed: the later of the two.
+	BothServed stat.Latency `json:"bothServed"`
+	// Ready: pool changed → the AppsIngress Ready with the new address.
+	Ready stat.Latency `json:"ready"`
+	// ReadyEarly counts changes whose Ready was seen before both were served.
+	ReadyEarly int `json:"readyEarly"`
+}
+
+func main() {
+	changes := flag.Int("changes", 50, "MetalLB address changes measured")
+	out := flag.String("out", "_output/bench/appsingress-node.json", "results file (JSON)")
+	timeout := flag.Duration("timeout", 20*time.Minute, "give up after this long")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	res, err := run(ctx, *changes)
+	if err == nil {
+		err = write(*out, res)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench appsingress node:", err)
+		os.Exit(1)
+	}
+	printResults(res)
+	fmt.Println("results written to", *out)
+}
+
+func run(ctx context.Context, changes int) (*results, error) {
+	root, err := repo.Root()
+	if err != nil {
+		return nil, err
+	}
+	env, err := localenv.StartWith(ctx, filepath.Join(root, ".devcluster", "bench-appsingress-node"), localenv.Options{Node: true})
+	if env != nil {
+		defer env.Stop()
+	}
+	if err != nil {
+		return nil, err
+	}
+	imageValues, err := env.Mgmt.BuildChartImage(ctx, root, chart, "image", "./cmd/apps-ingress-operator")
+	if err != nil {
+		return nil, err
+	}
+	if err := localenv.ImportUpstreamImages(ctx, env.Mgmt); err != nil {
+		return nil, err
+	}
+	undo, err := localenv.SetUpVLAN(env.Mgmt)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := undo(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench appsingress node: removing the VLAN:", err)
+		}
+	}()
+	apps := "apps." + cluster + "." + localenv.BaseDomain
+	for ip, cn := range map[string]string{localenv.RouterA: "router-a", localenv.RouterB: "router-b"} {
+		stopRouter, err := localenv.StartVLANRouter(ip, cn, apps)
+		if err != nil {
+			return nil, err
+		}
+		defer stopRouter()
+	}
+	release, err := helmrelease.ForRepoChart(env.Mgmt.Kubeconfig(), root, chart)
+	if err != nil {
+		return nil, err
+	}
+	values := nodetier.Merge(imageValues, map[string]any{"dns": map[string]any{
+		"service": map[string]any{"type": "NodePort", "externalTrafficPolicy": "Local"},
+	}})
+	if err := release.InstallWait(ctx, values, nodetier.InstallTimeout); err != nil {
+		return nil, fmt.Errorf("helm install --wait: %w", err)
+	}
+	if err := env.CreateVLANPools(ctx); err != nil {
+		return nil, err
+	}
+	if err := env.CreateVLANAppsIngress(ctx, cluster, localenv.VLANPoolA); err != nil {
+		return nil, err
+	}
+	if _, err := waitReady(ctx, env, localenv.RouterA); err != nil {
+		return nil, err
+	}
+	dnsPort, proxyIP, err := endpoints(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	name := "console-openshift-console." + apps
+	var vlan, proxy, both, ready []time.Duration
+	early := 0
+	for i := range changes {
+		pool, ip, cn := localenv.VLANPoolB, localenv.RouterB, "router-b"
+		if i%2 == 1 {
+			pool, ip, cn = localenv.VLANPoolA, localenv.RouterA, "router-a"
+		}
+		start := time.Now()
+		if err := env.SetPool(ctx, cluster, pool); err != nil {
+			return nil, err
+		}
+		readyC := make(chan time.Time, 1)
+		go func() {
+			at, err := waitReady(ctx, env, ip)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench appsingress node:", err)
+			}
+			readyC <- at
+		}()
+		vlanAt, err := poll(ctx, func() bool {
+			// This node's kube-proxy serves node ports on the node's address only.
+			out, err := localenv.InVLAN(ctx, localenv.DigArgs(devcluster.NodeIP, dnsPort, name)...)
+			return err == nil && out == ip
+		})
+		if err != nil {
+			return nil, fmt.Errorf("change %d: the VLAN view never answered %s: %w", i, ip, err)
+		}
+		proxyAt, err := poll(ctx, func() bool { return routerBehind(net.JoinHostPort(proxyIP, "443"), name) == cn })
+		if err != nil {
+			return nil, fmt.Errorf("change %d: the proxy never routed to %s: %w", i, ip, err)
+		}
+		readyAt := <-readyC
+		if readyAt.IsZero() {
+			return nil, fmt.Errorf("change %d: never Ready with %s", i, ip)
+		}
+		servedAt := vlanAt
+		if proxyAt.After(servedAt) {
+			servedAt = proxyAt
+		}
+		// The pollers see a change up to one poll late: Ready before that slack is Ready before served.
+		if readyAt.Before(servedAt.Add(-pollEvery)) {
+			early++
+		}
+		vlan, proxy = append(vlan, vlanAt.Sub(start)), append(proxy, proxyAt.Sub(start))
+		both, ready = append(both, servedAt.Sub(start)), append(ready, readyAt.Sub(start))
+		fmt.Fprintf(os.Stderr, "change %d → %s: VLAN %s, proxy %s, Ready %s\n", i+1, ip,
+			vlanAt.Sub(start).Round(time.Millisecond), proxyAt.Sub(start).Round(time.Millisecond), readyAt.Sub(start).Round(time.Millisecond))
+	}
+	return &results{
+		Changes: changes, VLANAnswers: stat.Summarise(vlan), ProxyRoutes: stat.Summarise(proxy),
+		BothServed: stat.Summarise(both), Ready: stat.Summarise(ready), ReadyEarly: early,
+	}, nil
+}
+
+const pollEvery = 20 * time.Millisecond
+
+// poll calls ok every pollEvery until it holds, and returns when it first did.
+func poll(ctx context.Context, ok func() bool) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for {
+		if ok() {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+func waitReady(ctx context.Context, env *localenv.Env, ip string) (time.Time, error) {
+	return poll(ctx, func() bool {
+		ai, err := env.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		phase, _, _ := unstructured.NestedString(ai.Object, "status", "phase")
+		ips, _, _ := unstructured.NestedStringSlice(ai.Object, "status", "externalIPs")
+		return phase == "Ready" && strings.Join(ips, ",") == ip
+	})
+}
+
+// endpoints are the DNS Service's node port (for the VLAN client) and the proxy Service's cluster IP.
+func endpoints(ctx context.Context, env *localenv.Env) (string, string, error) {
+	dns, err := env.MgmtKube.CoreV1().Services(chart).Get(ctx, chart+"-dns", metav1.GetOptions{})
+	if err != nil {
+		return "", "", err
+	}
+	proxy, err := env.MgmtKube.CoreV1().Services(chart).Get(ctx, chart+"-proxy", metav1.GetOptions{})
+	if err != nil {
+		return "", "", err
+	}
+	for _, p := range dns.Spec.Ports {
+		if p.Name == "dns" {
+			return strconv.Itoa(int(p.NodePort)), proxy.Spec.ClusterIP, nil
+		}
+	}
+	return "", "", fmt.Errorf("the DNS Service has no port named dns")
+}
+
+// routerBehind is the common name of the certificate a TLS connection to addr with SNI name gets ("" on failure).
+func routerBehind(addr, name string) string {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{ServerName: name, InsecureSkipVerify: true}) //nolint:gosec // which certificate answers is what is measured
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = conn.Close() }()
+	if certs := conn.ConnectionState().PeerCertificates; len(certs) > 0 {
+		return certs[0].Subject.CommonName
+	}
+	return ""
+}
+
+func write(path string, r *results) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+func printResults(r *results) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "apps-ingress on a node: %d MetalLB address changes\tp50\tp95\tmax\n", r.Changes)
+	for _, row := range []struct {
+		what string
+		l    stat.Latency
+	}{
+		{"VLAN client's dig answers the new address", r.VLANAnswers},
+		{"TLS through the proxy reaches the new router", r.ProxyRoutes},
+		{"both served", r.BothServed},
+		{"AppsIngress Ready with the new address", r.Ready},
+	} {
+		fmt.Fprintf(w, "%s\t%.2f s\t%.2f s\t%.2f s\n", row.what, row.l.P50Seconds, row.l.P95Seconds, row.l.MaxSeconds)
+	}
+	fmt.Fprintf(w, "Ready before both were served\t%d of %d\t\t\n", r.ReadyEarly, r.Changes)
+	_ = w.Flush()
+}
