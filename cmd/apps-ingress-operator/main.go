@@ -31,6 +31,8 @@ type flags struct {
 	dnsService, proxyStateDir                  string
 	proxyStatusPort                            int
 	recheckInterval                            time.Duration
+	controlPlaneService, clusterDomain         string
+	controlPlanePort                           int
 	proxyIPs, dnsUpstreams, secretNamespaces   list
 	dnsVLANBind, dnsReplicas, proxyReplicas    list
 	dnsVLANPort                                int
@@ -68,6 +70,9 @@ func parseFlags() flags {
 	flag.Var(&f.proxyReplicas, "proxy-replicas", "addresses (host:port, comma-separated) of HAProxy status frontends run outside the cluster, asked instead of --proxy-service's endpoints")
 	flag.IntVar(&f.proxyStatusPort, "proxy-status-port", 8404, "HAProxy's status frontend port (which configuration it loaded)")
 	flag.StringVar(&f.proxyStateDir, "proxy-state-dir", "/tmp/haproxy", "the HAProxy reloader's directory (STATE_DIR), where it reports a refused configuration")
+	flag.StringVar(&f.controlPlaneService, "control-plane-service", "kube-apiserver", "the hosted API server's Service in each hosted control plane namespace (<namespace>-<name> of the HostedCluster), used instead of the published endpoint when it exists; empty: never")
+	flag.IntVar(&f.controlPlanePort, "control-plane-service-port", 6443, "that Service's port")
+	flag.StringVar(&f.clusterDomain, "cluster-domain", "cluster.local", "the management cluster's DNS domain (the Service's name is <service>.<namespace>.svc.<domain>)")
 	flag.DurationVar(&f.recheckInterval, "recheck-interval", time.Minute, "how often a Ready AppsIngress is checked again without any event")
 	flag.Var(&f.proxyIPs, "proxy-ips", "addresses the pod-network DNS view answers for *.apps and api names (comma-separated); default: --proxy-service's cluster IPs")
 	flag.Var(&f.dnsUpstreams, "dns-upstreams", "where CoreDNS forwards every other name (comma-separated, forward plugin syntax); none answers REFUSED")
@@ -172,6 +177,9 @@ func run(f flags) error {
 		DNSReplicas:             replicas(mgr, dnsStatic, types.NamespacedName{Namespace: f.namespace, Name: f.dnsService}, "dns"),
 		ProxyReplicas:           replicas(mgr, proxyStatic, types.NamespacedName{Namespace: f.namespace, Name: f.proxyService}, "status"),
 		RecheckInterval:         f.recheckInterval,
+		ControlPlaneService:     f.controlPlaneService,
+		ControlPlanePort:        f.controlPlanePort,
+		ClusterDomain:           f.clusterDomain,
 		HostedClusterTimeout:    f.hostedTimeout,
 		CleanupTimeout:          f.cleanupTimeout,
 		BackoffBase:             f.backoffBase,

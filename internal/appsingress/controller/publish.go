@@ -154,7 +154,7 @@ func entry(ai *v1alpha1.AppsIngress) (routes.Cluster, bool) {
 	httpPort, httpsPort := ports(ai)
 	c := routes.Cluster{
 		Key: ai.Namespace + "/" + ai.Name, Name: clusterName, BaseDomain: ai.Spec.BaseDomain,
-		HTTPPort: httpPort, HTTPSPort: httpsPort, APIEndpoint: ai.Status.APIEndpoint,
+		HTTPPort: httpPort, HTTPSPort: httpsPort, APIEndpoint: ai.Status.APIEndpoint, APIBackend: ai.Status.APIBackend,
 	}
 	for _, s := range ai.Status.ExternalIPs {
 		if a, err := netip.ParseAddr(s); err == nil {

@@ -45,6 +45,7 @@ type Reconciler struct {
 	// recheck how often a Ready object is checked again.
 	check             *loadCheck
 	loadPoll, recheck time.Duration
+	controlPlane      controlPlane
 	now               func() time.Time
 }
 
@@ -121,7 +122,7 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 		if f.reason == "HostedClusterNotFound" && (len(ai.Status.ExternalIPs) > 0 || ai.Status.APIEndpoint != "") {
 			// A deleted hosted cluster is not a passing failure: its names must stop answering, unlike the last good
 			// entries a cluster that cannot be reached keeps.
-			ai.Status.ExternalIPs, ai.Status.APIEndpoint = nil, ""
+			ai.Status.ExternalIPs, ai.Status.APIEndpoint, ai.Status.APIBackend = nil, "", ""
 			if _, err := r.publisher.publish(ctx, ai); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -131,16 +132,22 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 		return r.fail(ai, f)
 	}
 	svcKey := serviceKey(ai, clusterName(ai))
-	hc, err := r.hosted.Ensure(key, t.kubeconfig, svcKey)
+	if t.apiEndpoint == "" {
+		if cfg, err := r.hosted.RESTConfig(t.kubeconfig); err == nil {
+			t.apiEndpoint = endpointFromServer(cfg.Host)
+		}
+	}
+	kubeconfig, apiBackend, err := r.reach(ctx, ai, t)
 	if err != nil {
 		f := degraded("KubeconfigInvalid", "kubeconfig Secret %s: %v", t.secret, err)
 		setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
 		return r.fail(ai, f)
 	}
-	if t.apiEndpoint == "" {
-		if cfg, err := r.hosted.RESTConfig(t.kubeconfig); err == nil {
-			t.apiEndpoint = endpointFromServer(cfg.Host)
-		}
+	hc, err := r.hosted.Ensure(key, kubeconfig, svcKey)
+	if err != nil {
+		f := degraded("KubeconfigInvalid", "kubeconfig Secret %s: %v", t.secret, err)
+		setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
+		return r.fail(ai, f)
 	}
 
 	if f := checkMetalLB(ctx, hc.Kube, hc.Dynamic, ai.Spec.MetalLB); f != nil {
@@ -175,13 +182,13 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 	ips := externalIPs(svc)
 	if len(ips) == 0 {
 		// The API does not depend on the apps Service: its name is published at once.
-		if t.apiEndpoint != ai.Status.APIEndpoint {
+		if t.apiEndpoint != ai.Status.APIEndpoint || apiBackend != ai.Status.APIBackend {
 			next := ai.DeepCopy()
-			next.Status.APIEndpoint = t.apiEndpoint
+			next.Status.APIEndpoint, next.Status.APIBackend = t.apiEndpoint, apiBackend
 			if _, err := r.publisher.publish(ctx, next); err != nil {
 				return r.configWriteFailed(ai, err)
 			}
-			ai.Status.APIEndpoint = t.apiEndpoint
+			ai.Status.APIEndpoint, ai.Status.APIBackend = t.apiEndpoint, apiBackend
 		}
 		f := pending("ExternalIPPending", "Service %s has no load-balancer IP yet (MetalLB assigns it)", svcKey)
 		setCondition(ai, CondExternalIPAssigned, metav1.ConditionFalse, f.reason, f.message)
@@ -202,13 +209,13 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 
 	next := ai.DeepCopy()
 	next.Status.ExternalIPs = ipStrings
-	next.Status.APIEndpoint = t.apiEndpoint
+	next.Status.APIEndpoint, next.Status.APIBackend = t.apiEndpoint, apiBackend
 	pub, err := r.publisher.publish(ctx, next)
 	if err != nil {
 		return r.configWriteFailed(ai, err)
 	}
 	renders.WithLabelValues("ok").Inc()
-	ai.Status.ExternalIPs, ai.Status.APIEndpoint = ipStrings, t.apiEndpoint
+	ai.Status.ExternalIPs, ai.Status.APIEndpoint, ai.Status.APIBackend = ipStrings, t.apiEndpoint, apiBackend
 	c, _ := entry(next)
 	return r.checkServed(ctx, ai, c, pub)
 }
@@ -310,12 +317,27 @@ func (r *Reconciler) finalize(ctx context.Context, ai *v1alpha1.AppsIngress) (ct
 	return ctrl.Result{}, nil
 }
 
+// reach is the kubeconfig the operator uses for the hosted cluster, and the proxy's API backend when that is not
+// the published endpoint: through the control plane's Service when the hosted control plane namespace has one.
+func (r *Reconciler) reach(ctx context.Context, ai *v1alpha1.AppsIngress, t *target) ([]byte, string, error) {
+	backend := r.controlPlane.backend(ctx, hostedClusterKey(ai))
+	if backend == "" {
+		return t.kubeconfig, "", nil
+	}
+	kubeconfig, err := throughService(t.kubeconfig, backend)
+	return kubeconfig, backend, err
+}
+
 func (r *Reconciler) deleteHostedService(ctx context.Context, ai *v1alpha1.AppsIngress) error {
 	t, f := resolveTarget(ctx, r.reader, ai)
 	if f != nil {
 		return f
 	}
-	cfg, err := r.hosted.RESTConfig(t.kubeconfig)
+	kubeconfig, _, err := r.reach(ctx, ai, t)
+	if err != nil {
+		return err
+	}
+	cfg, err := r.hosted.RESTConfig(kubeconfig)
 	if err != nil {
 		return err
 	}

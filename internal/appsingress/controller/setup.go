@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
 	"time"
 
@@ -57,6 +58,12 @@ type Options struct {
 	// RecheckInterval is how often a Ready object is reconciled again without any event: the hosted cluster's
 	// reachability and what the replicas serve. Default 1m.
 	RecheckInterval time.Duration
+	// ControlPlaneService names the hosted API server's Service in each hosted control plane namespace
+	// (HyperShift's kube-apiserver), on ControlPlanePort; when its name resolves in ClusterDomain, the operator and the
+	// proxy reach the API there instead of at its published endpoint. Empty: always the published endpoint.
+	ControlPlaneService string
+	ControlPlanePort    int
+	ClusterDomain       string
 }
 
 func (o Options) withDefaults() Options {
@@ -83,6 +90,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RecheckInterval == 0 {
 		o.RecheckInterval = time.Minute
+	}
+	if o.ControlPlanePort == 0 {
+		o.ControlPlanePort = 6443
+	}
+	if o.ClusterDomain == "" {
+		o.ClusterDomain = "cluster.local"
 	}
 	return o
 }
@@ -161,7 +174,11 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 		check:          newLoadCheck(o.DNSReplicas, o.ProxyReplicas, o.ProbeTimeout),
 		loadPoll:       o.LoadPoll,
 		recheck:        o.RecheckInterval,
-		now:            time.Now,
+		controlPlane: controlPlane{
+			service: o.ControlPlaneService, port: o.ControlPlanePort, clusterDomain: o.ClusterDomain,
+			lookupHost: net.DefaultResolver.LookupHost,
+		},
+		now: time.Now,
 	}
 	r.hosted.OnChange = func(key types.NamespacedName) {
 		ai := &v1alpha1.AppsIngress{}

@@ -116,6 +116,14 @@ defaults
     # A hosted cluster's API host name that does not resolve must not stop the proxy from starting.
     default-server init-addr last,libc,none
 `)
+	// An API server named by a host name is resolved again every few seconds through the Pod's resolvers, not once at
+	// start: a control plane Service or load balancer that moves is followed.
+	b.WriteString(`
+resolvers pod
+    parse-resolv-conf
+    hold valid 10s
+    hold nx 10s
+`)
 
 	fmt.Fprintf(&b, "\nfrontend apps-https\n    mode tcp\n    bind %s\n", bind(o.BindAddress, o.HTTPSPort))
 	b.WriteString("    tcp-request inspect-delay 5s\n    tcp-request content accept if { req_ssl_hello_type 1 }\n")
@@ -155,7 +163,7 @@ defaults
 			writeServers(&b, c.ExternalIPs, int(c.HTTPPort))
 		}
 		if c.APIEndpoint != "" {
-			fmt.Fprintf(&b, "\nbackend %s\n    mode tcp\n    server api %s\n", backend(c, "api"), serverAddr(c.APIEndpoint))
+			fmt.Fprintf(&b, "\nbackend %s\n    mode tcp\n    server api %s%s\n", backend(c, "api"), serverAddr(c.APIBackendAddr()), resolvedBy(c.APIBackendAddr()))
 		}
 	}
 	b.WriteString("\n# Connections for names no cluster serves are closed (TCP) or answered 503 (HTTP).\n")
@@ -194,4 +202,16 @@ func serverAddr(hostPort string) string {
 		return "ipv6@" + a.String() + ":" + port
 	}
 	return host + ":" + port
+}
+
+// resolvedBy is the server option that keeps a host name resolved ("" for an address).
+func resolvedBy(hostPort string) string {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return ""
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return ""
+	}
+	return " resolvers pod"
 }

@@ -114,3 +114,18 @@ func TestAPINameIsRoutedOnTheAppsPort(t *testing.T) {
 		t.Fatalf("the apps frontend does not route the api name:\n%s", front)
 	}
 }
+
+// The API's backend is the control plane's Service when there is one, kept resolved through the Pod's resolvers; an
+// address needs none.
+func TestAPIBackendNamesAreResolvedAgain(t *testing.T) {
+	cs := routes.Examples()
+	cs[0].APIBackend = "kube-apiserver.clusters-prod.svc.cluster.local:6443"
+	out := Render(opts, cs)
+	if !strings.Contains(out, "server api kube-apiserver.clusters-prod.svc.cluster.local:6443 resolvers pod\n") {
+		t.Fatalf("the API backend is not the Service, resolved again:\n%s", out)
+	}
+	cs[0].APIBackend = "198.51.100.7:6443"
+	if out := Render(opts, cs); !strings.Contains(out, "server api 198.51.100.7:6443\n") {
+		t.Fatalf("an address backend:\n%s", out)
+	}
+}

@@ -21,8 +21,18 @@ type Cluster struct {
 	HTTPPort, HTTPSPort int32
 	// VLANCIDRs are the client networks that get ExternalIPs instead of the proxy's address.
 	VLANCIDRs []netip.Prefix
-	// APIEndpoint is host:port of the hosted cluster's API server; empty means no api route.
+	// APIEndpoint is host:port of the hosted cluster's API server as published; empty means no api route.
 	APIEndpoint string
+	// APIBackend is host:port the proxy connects to for the API; empty means APIEndpoint.
+	APIBackend string
+}
+
+// APIBackendAddr is where the proxy connects for the API: APIBackend, else APIEndpoint.
+func (c Cluster) APIBackendAddr() string {
+	if c.APIBackend != "" {
+		return c.APIBackend
+	}
+	return c.APIEndpoint
 }
 
 // AppsDomain is apps.<cluster>.<baseDomain>, the parent of the wildcard.

@@ -154,6 +154,8 @@ func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process
 		"--secret-namespaces="+ClustersNS, "--dns-port="+strconv.Itoa(p.DNS), "--dns-zone-dir="+s.DNSOpts.ZoneDir, "--dns-health-address=", "--dns-ready-address=",
 		"--proxy-http-port="+strconv.Itoa(p.HTTP), "--proxy-https-port="+strconv.Itoa(p.HTTPS), "--proxy-api-port="+strconv.Itoa(p.API),
 		"--proxy-status-port="+strconv.Itoa(p.ProxyStatus), "--proxy-state-dir="+s.ProxyOpts.StateDir,
+		// No hosted control plane namespaces here: the published endpoints are the way.
+		"--control-plane-service=",
 		"--dns-replicas="+s.DNSAddr, "--proxy-replicas="+net.JoinHostPort(ProxyIP, strconv.Itoa(p.ProxyStatus)),
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false", "--log-level=error")
 	if err != nil {

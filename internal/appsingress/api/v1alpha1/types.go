@@ -205,6 +205,10 @@ type AppsIngressStatus struct {
 	// apiEndpoint is host:port of the hosted cluster's API server, the proxy's target for api.<cluster>.<baseDomain>.
 	// +optional
 	APIEndpoint string `json:"apiEndpoint,omitempty"`
+	// apiBackend is host:port the proxy connects to for the API when it is not apiEndpoint: the control plane's
+	// Service in the hosted control plane namespace, reached without the published name.
+	// +optional
+	APIBackend string `json:"apiBackend,omitempty"`
 	// lastSyncTime is when the operator last completed a reconcile of this object.
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`

@@ -26,7 +26,6 @@ const (
 	recheck = 10 * time.Second
 )
 
-
 // TestVLANAttachmentModes installs the chart in each way it offers to put CoreDNS on the VLAN, and proves for each,
 // with dig, openssl and curl: a VLAN client gets the MetalLB address and reaches the router there; a Pod gets the
 // proxy's address and reaches the same router through the chart's HAProxy, by SNI on 443 and by Host on 80, and the
