@@ -89,6 +89,8 @@ func TestLifecycle(t *testing.T) {
 	}
 	apiCert := hostedServingCert(t)
 	waitTLSRoute(t, proxyPorts.api, api, apiCert)
+	// An API published on 443 is asked for on the apps port: the api name is routed there too.
+	waitTLSRoute(t, proxyPorts.https, api, apiCert)
 	noSyncErrors(t)
 
 	t.Log("IP change: another pool; DNS and proxy follow")

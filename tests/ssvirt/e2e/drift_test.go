@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
@@ -26,10 +28,14 @@ func TestDriftRepair(t *testing.T) {
 	var v api.VDC
 	sys.must(t, "POST", "/api/admin/org/"+tn.org.ID+"/vdcs", vdcBody("drift", 1000, 1024, 1), http.StatusCreated, &v)
 
-	// Quota edited: limits put back.
-	q := quota(t, v.Namespace)
-	q.Spec.Hard[corev1.ResourceLimitsCPU] = resource.MustParse("64")
-	if _, err := kubeCS.CoreV1().ResourceQuotas(v.Namespace).Update(ctx, q, metav1.UpdateOptions{}); err != nil {
+	// Quota edited: limits put back. (The quota controller writes the quota's status meanwhile: a conflict is
+	// retried on the fresh object.)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		q := quota(t, v.Namespace)
+		q.Spec.Hard[corev1.ResourceLimitsCPU] = resource.MustParse("64")
+		_, err := kubeCS.CoreV1().ResourceQuotas(v.Namespace).Update(ctx, q, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "quota restored", 30*time.Second, func() (bool, string) {
@@ -46,12 +52,17 @@ func TestDriftRepair(t *testing.T) {
 	})
 
 	// A label edited away: the namespace drops out of the label-selected cache and is put back.
-	ns, err := namespace(ctx, v.Namespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Labels[kube.LabelOrg] = "someone-else"
-	if _, err := kubeCS.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+	var oldUID types.UID
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ns, err := namespace(ctx, v.Namespace)
+		if err != nil {
+			return err
+		}
+		oldUID = ns.UID
+		ns.Labels[kube.LabelOrg] = "someone-else"
+		_, err = kubeCS.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "label restored", 30*time.Second, func() (bool, string) {
@@ -63,7 +74,6 @@ func TestDriftRepair(t *testing.T) {
 	if err := kubeCS.CoreV1().Namespaces().Delete(ctx, v.Namespace, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var oldUID = ns.UID
 	eventually(t, "namespace made again", 2*time.Minute, func() (bool, string) {
 		ns, err := namespace(ctx, v.Namespace)
 		if err != nil || ns.UID == oldUID || ns.DeletionTimestamp != nil {
