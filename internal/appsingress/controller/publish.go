@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"reflect"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +49,16 @@ type publisher struct {
 	// it, so that a replica serving a later render than the one an object waits for counts as up to date.
 	renders  uint64
 	proxyIDs map[string]uint64
+	// last is the previous render's input and output: the same input is not rendered again (a render is linear in
+	// the fleet, and objects waiting for the servers reconcile every second or so), only checked against the live
+	// ConfigMaps.
+	last struct {
+		clusters []routes.Cluster
+		proxyIPs []netip.Addr
+		dns      map[string]string
+		cfg      string
+		pub      published
+	}
 }
 
 // published is what one publish wrote.
@@ -129,12 +141,20 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 		}
 		dnsOpts.ProxyIPs = ips
 	}
-	if err := p.write(ctx, p.dnsMap, dns.Render(dnsOpts, clusters)); err != nil {
+	clusters = routes.Sorted(clusters)
+	same := p.last.dns != nil && reflect.DeepEqual(clusters, p.last.clusters) && slices.Equal(dnsOpts.ProxyIPs, p.last.proxyIPs)
+	files, cfg := p.last.dns, p.last.cfg
+	if !same {
+		files, cfg = dns.Render(dnsOpts, clusters), proxy.Render(p.proxyOpts, clusters)
+	}
+	if err := p.write(ctx, p.dnsMap, files); err != nil {
 		return published{}, fmt.Errorf("writing ConfigMap %s: %w", p.dnsMap, err)
 	}
-	cfg := proxy.Render(p.proxyOpts, clusters)
 	if err := p.write(ctx, p.proxyMap, map[string]string{HAProxyKey: cfg}); err != nil {
 		return published{}, fmt.Errorf("writing ConfigMap %s: %w", p.proxyMap, err)
+	}
+	if same {
+		return p.last.pub, nil
 	}
 	p.renders++
 	if p.proxyIDs == nil || len(p.proxyIDs) >= keptProxyIDs {
@@ -142,7 +162,9 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 	}
 	id := proxy.ConfigID(cfg)
 	p.proxyIDs[id] = p.renders
-	return published{render: p.renders, proxyID: id, proxyIPs: dnsOpts.ProxyIPs}, nil
+	pub := published{render: p.renders, proxyID: id, proxyIPs: dnsOpts.ProxyIPs}
+	p.last.clusters, p.last.proxyIPs, p.last.dns, p.last.cfg, p.last.pub = clusters, dnsOpts.ProxyIPs, files, cfg, pub
+	return pub, nil
 }
 
 // entry is ai's DNS/proxy entry, from its spec and its status's last good externalIPs and apiEndpoint.

@@ -48,6 +48,10 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 	if p.proxyCurrent(first.render)("unknown") {
 		t.Error("an id never rendered counts as current")
 	}
+	// The same entries again: no new render, the same configuration.
+	if again, err := p.publish(context.Background(), b); err != nil || again.render != second.render || again.proxyID != second.proxyID {
+		t.Errorf("publishing unchanged entries gave %+v (%v), want render %+v", again, err, second)
+	}
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(context.Background(), p.proxyMap, cm); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -150,6 +151,17 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 		return r.fail(ai, f)
 	}
 
+	if r.onlyWaiting(ai, hc) {
+		// Nothing has changed since the entry was published: ask the servers again without a round of requests to
+		// the hosted cluster, so that a fleet waiting for them costs the hosted API servers nothing.
+		c, _ := entry(ai)
+		pub, err := r.publisher.publish(ctx, ai)
+		if err != nil {
+			return r.configWriteFailed(ai, err)
+		}
+		return r.checkServed(ctx, ai, c, pub)
+	}
+
 	if f := checkMetalLB(ctx, hc.Kube, hc.Dynamic, ai.Spec.MetalLB); f != nil {
 		if f.reason == "HostedClusterUnreachable" || f.reason == "HostedClusterAccessDenied" {
 			setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
@@ -220,6 +232,42 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 	return r.checkServed(ctx, ai, c, pub)
 }
 
+// onlyWaiting says whether ai's last reconcile published its entry and is waiting for the servers, with nothing
+// changed since: its spec observed, its hosted Service's addresses (as the watch sees them) the published ones.
+func (r *Reconciler) onlyWaiting(ai *v1alpha1.AppsIngress, hc *hosted.Cluster) bool {
+	if ai.Status.Reason != "ConfigNotServedYet" || ai.Status.ObservedGeneration != ai.Generation {
+		return false
+	}
+	svc := hc.Watched()
+	if svc == nil {
+		return false
+	}
+	ips := externalIPs(svc)
+	if len(ips) != len(ai.Status.ExternalIPs) {
+		return false
+	}
+	for i, ip := range ips {
+		if ip.String() != ai.Status.ExternalIPs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// pollAfter is when an object waiting for the servers asks again: every loadPoll at first, then less often the
+// longer it has waited (a quarter of the wait, 10 s at most), so that a fleet waiting for a slow kubelet does not
+// keep the workers busy.
+func (r *Reconciler) pollAfter(ai *v1alpha1.AppsIngress) time.Duration {
+	after := r.loadPoll
+	for _, typ := range []string{CondDNSConfigured, CondProxyConfigured} {
+		c := meta.FindStatusCondition(ai.Status.Conditions, typ)
+		if c != nil && c.Status == metav1.ConditionFalse {
+			after = max(after, min(r.now().Sub(c.LastTransitionTime.Time)/4, 10*time.Second))
+		}
+	}
+	return after
+}
+
 func (r *Reconciler) configWriteFailed(ai *v1alpha1.AppsIngress, err error) (ctrl.Result, error) {
 	renders.WithLabelValues("error").Inc()
 	f := degraded("ConfigWriteFailed", "%v", err)
@@ -263,7 +311,7 @@ func (r *Reconciler) checkServed(ctx context.Context, ai *v1alpha1.AppsIngress, 
 			waiting = append(waiting, proxyMsg)
 		}
 		setPhase(ai, v1alpha1.PhasePending, "ConfigNotServedYet", strings.Join(waiting, "; "))
-		return ctrl.Result{RequeueAfter: r.loadPoll}, nil
+		return ctrl.Result{RequeueAfter: r.pollAfter(ai)}, nil
 	}
 	setPhase(ai, v1alpha1.PhaseReady, "Ready", fmt.Sprintf("*.apps.%s.%s served at %s", c.Name, c.BaseDomain, strings.Join(ai.Status.ExternalIPs, ", ")))
 	// Jittered, so that objects made Ready together are not all checked again at once.

@@ -38,6 +38,19 @@ type Cluster struct {
 // Synced reports whether the Service informer has listed once.
 func (c *Cluster) Synced() bool { return c.informer.HasSynced() }
 
+// Watched is the Service as the informer last saw it (nil when it does not exist or the informer has not synced).
+func (c *Cluster) Watched() *corev1.Service {
+	if !c.Synced() {
+		return nil
+	}
+	obj, ok, err := c.informer.GetStore().GetByKey(c.Service.String())
+	if err != nil || !ok {
+		return nil
+	}
+	svc, _ := obj.(*corev1.Service)
+	return svc
+}
+
 // Registry holds the Cluster of each AppsIngress.
 type Registry struct {
 	// Timeout bounds each request to a hosted cluster, so that an unreachable one fails a reconcile quickly.
