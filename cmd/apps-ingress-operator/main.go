@@ -28,6 +28,7 @@ type flags struct {
 	manager                                    managerflags.Flags
 	namespace                                  string
 	dnsConfigMap, proxyConfigMap, proxyService string
+	configShards                               int
 	dnsService, proxyStateDir                  string
 	proxyStatusPort                            int
 	recheckInterval                            time.Duration
@@ -62,8 +63,9 @@ func (l *list) Set(s string) error {
 func parseFlags() flags {
 	var f flags
 	flag.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace: its ConfigMaps, the proxy Service and the leader election Lease (default: $POD_NAMESPACE)")
-	flag.StringVar(&f.dnsConfigMap, "dns-config-map", "apps-ingress-dns", "ConfigMap receiving the CoreDNS Corefile")
-	flag.StringVar(&f.proxyConfigMap, "proxy-config-map", "apps-ingress-proxy", "ConfigMap receiving haproxy.cfg")
+	flag.StringVar(&f.dnsConfigMap, "dns-config-map", "apps-ingress-dns", "ConfigMap receiving the CoreDNS Corefile (the clusters' files go to its shards, <name>-<i>)")
+	flag.StringVar(&f.proxyConfigMap, "proxy-config-map", "apps-ingress-proxy", "ConfigMap receiving haproxy.cfg (the clusters' files go to its shards, <name>-<i>)")
+	flag.IntVar(&f.configShards, "config-shards", 1, "how many shard ConfigMaps each server's per-cluster files are split into (each holds at most 1 MiB); the servers' sidecars must read as many (sync-files --shards)")
 	flag.StringVar(&f.proxyService, "proxy-service", "", "Service of the proxy: its cluster IPs are the pod-network DNS view's answer (unless --proxy-ips), and each of its endpoints is asked which configuration it serves (port \"status\")")
 	flag.StringVar(&f.dnsService, "dns-service", "", "Service of CoreDNS: each of its endpoints is asked for the published records (port \"dns\")")
 	flag.Var(&f.dnsReplicas, "dns-replicas", "addresses (host:port, comma-separated) of CoreDNS servers run outside the cluster, asked instead of --dns-service's endpoints")
@@ -164,6 +166,7 @@ func run(f flags) error {
 	if _, err := controller.Setup(mgr, controller.Options{
 		DNSConfigMap:   types.NamespacedName{Namespace: f.namespace, Name: f.dnsConfigMap},
 		ProxyConfigMap: types.NamespacedName{Namespace: f.namespace, Name: f.proxyConfigMap},
+		ConfigShards:   f.configShards,
 		DNS: dns.Options{
 			Port: f.dnsPort, VLANPort: f.dnsVLANPort, VLANBind: f.dnsVLANBind, ProxyIPs: proxyIPs, Upstreams: f.dnsUpstreams,
 			HealthAddr: f.dnsHealthAddr, ReadyAddr: f.dnsReadyAddr,

@@ -85,6 +85,33 @@ on that port. */}}
 /tmp/haproxy
 {{- end }}
 
+{{/*
+A rendered ConfigMap's name and its shards' (<name>-<i>, configShards of them), comma-separated: pass (list $ name).
+With "from", the shard names from that index to the most the schema allows (those an operator run with more shards
+left, which the operator deletes): pass (list $ name from).
+*/}}
+{{- define "aio.configMapNames" -}}
+{{- $ := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $names := list -}}
+{{- if eq (len .) 2 }}
+{{- $names = append $names $name -}}
+{{- range $i := until (int $.Values.configShards) }}
+{{- $names = append $names (printf "%s-%d" $name $i) -}}
+{{- end }}
+{{- else }}
+{{- range $i := untilStep (int (index . 2)) (int (include "aio.maxConfigShards" $)) 1 }}
+{{- $names = append $names (printf "%s-%d" $name $i) -}}
+{{- end }}
+{{- end }}
+{{- join ", " $names }}
+{{- end }}
+
+{{/* The most shards values.schema.json allows for configShards (its maximum), and the operator's --config-shards. */}}
+{{- define "aio.maxConfigShards" -}}
+32
+{{- end }}
+
 {{- define "aio.leaseName" -}}
 {{- include "aio.fullname" . }}
 {{- end }}
@@ -159,6 +186,7 @@ imagePullPolicy: {{ $.Values.image.pullPolicy }}
 args:
   - sync-files
   - --config-map={{ index . 1 }}
+  - --shards={{ $.Values.configShards }}
   - --dir={{ index . 2 }}
   {{- if index . 3 }}
   - --once
@@ -192,7 +220,10 @@ volumeMounts:
       - downwardAPI: {items: [{path: namespace, fieldRef: {fieldPath: metadata.namespace}}]}
 {{- else }}
 - name: config
-  configMap:
-    name: {{ index . 1 }}
+  projected:
+    sources:
+      {{- range splitList ", " (include "aio.configMapNames" (list $ (index . 1))) }}
+      - configMap: {name: {{ . }}}
+      {{- end }}
 {{- end }}
 {{- end }}

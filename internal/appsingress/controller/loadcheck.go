@@ -136,10 +136,16 @@ func query(ctx context.Context, server netip.AddrPort, name string, typ dnsmessa
 	}
 }
 
-// proxyServes says whether every HAProxy replica's new connections are served by a configuration rendered at or
-// after want (accepted reports which ids qualify), or why not: a replica whose reloader refused the configuration
-// gives HAProxy's message.
-func (l *loadCheck) proxyServes(ctx context.Context, want string, accepted func(id string) bool) (ok, rejected bool, msg string, err error) {
+// servedID is a file of the proxy's configuration as a replica must serve it: the status path that gives the ConfigID
+// it loaded, and the ConfigID published.
+type servedID struct {
+	path, id string
+}
+
+// proxyServes says whether every HAProxy replica's new connections are served by the files wants names as rendered
+// at or after the render an object waits for (accepted reports which ids qualify), or why not: a replica whose
+// reloader refused one of those files gives HAProxy's message.
+func (l *loadCheck) proxyServes(ctx context.Context, wants []servedID, accepted func(id string) bool) (ok, rejected bool, msg string, err error) {
 	replicas, err := l.proxy.Addresses(ctx)
 	if err != nil {
 		return false, false, "", err
@@ -148,22 +154,24 @@ func (l *loadCheck) proxyServes(ctx context.Context, want string, accepted func(
 		return false, false, "no HAProxy replica is ready", nil
 	}
 	for _, r := range replicas {
-		got, err := l.get(ctx, r, proxy.ConfigIDPath)
-		if err != nil {
-			return false, false, fmt.Sprintf("HAProxy %s: %v", r, err), nil
-		}
-		if accepted(strings.TrimSpace(got)) {
-			continue
-		}
-		if refusal, err := l.get(ctx, r, proxy.RejectedPath); err == nil {
-			id, message, _ := strings.Cut(refusal, "\n")
-			if id == want {
-				return false, true, fmt.Sprintf("HAProxy %s refused configuration %s: %s", r, want, truncate(strings.TrimSpace(message), 800)), nil
+		for _, want := range wants {
+			got, err := l.get(ctx, r, want.path)
+			if err != nil {
+				return false, false, fmt.Sprintf("HAProxy %s: %v", r, err), nil
 			}
+			if accepted(strings.TrimSpace(got)) {
+				continue
+			}
+			if refusal, err := l.get(ctx, r, proxy.RejectedPath); err == nil {
+				ids, message, _ := strings.Cut(refusal, "\n")
+				if slices.Contains(strings.Fields(ids), want.id) {
+					return false, true, fmt.Sprintf("HAProxy %s refused configuration %s: %s", r, want.id, truncate(strings.TrimSpace(message), 800)), nil
+				}
+			}
+			return false, false, fmt.Sprintf("HAProxy %s serves configuration %s at %s, not yet %s", r, strings.TrimSpace(got), want.path, want.id), nil
 		}
-		return false, false, fmt.Sprintf("HAProxy %s serves configuration %s, not yet %s", r, strings.TrimSpace(got), want), nil
 	}
-	return true, false, fmt.Sprintf("%d HAProxy replica(s) serve configuration %s or newer", len(replicas), want), nil
+	return true, false, fmt.Sprintf("%d HAProxy replica(s) serve configuration %s or newer", len(replicas), wants[len(wants)-1].id), nil
 }
 
 func (l *loadCheck) get(ctx context.Context, r netip.AddrPort, path string) (string, error) {

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,13 +24,21 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 )
 
-// Keys of the rendered files in the two ConfigMaps; the DNS ConfigMap also holds the zone files its Corefile names.
+// Keys of the main rendered files in the two main ConfigMaps; their shards (<name>-<i>) hold the clusters' files.
 const (
 	CorefileKey = dns.CorefileKey
-	HAProxyKey  = "haproxy.cfg"
+	HAProxyKey  = proxy.MainKey
 )
 
-// publisher renders every AppsIngress's entry into the DNS and proxy ConfigMaps. The entries come from the
+// MaxConfigShards is the most shards the operator writes (the chart's schema allows as many, and lets the operator
+// delete the ones a run with more left behind).
+const MaxConfigShards = 32
+
+// maxConfigMapBytes is what one ConfigMap may hold (the API server refuses a larger one), less room for its metadata.
+const maxConfigMapBytes = 1<<20 - 16<<10
+
+// publisher renders every AppsIngress's entry into the DNS and proxy ConfigMaps: for each server a main one and
+// shards beside it (<name>-<i>), each cluster's files in one shard. The entries come from the
 // AppsIngresses' status (externalIPs, apiEndpoint) and spec, so they survive an operator restart and a Degraded
 // object keeps its last good entry; an object being deleted has none.
 type publisher struct {
@@ -45,18 +55,20 @@ type publisher struct {
 	mu sync.Mutex
 	// entries are the entries last rendered, by AppsIngress key (nil: none).
 	entries map[string]*routes.Cluster
-	// renders counts the renders; proxyIDs maps each recent haproxy.cfg's ConfigID to the last render that produced
-	// it, so that a replica serving a later render than the one an object waits for counts as up to date.
+	// renders counts the renders; proxyIDs maps each recent ConfigID of the proxy's files (main and shards) to the
+	// last render that produced it, so that a replica serving a later render than the one an object waits for counts
+	// as up to date.
 	renders  uint64
 	proxyIDs map[string]uint64
+	// pruned is set once shards beyond the configured number (left by an operator run with more) are deleted.
+	pruned bool
 	// last is the previous render's input and output: the same input is not rendered again (a render is linear in
 	// the fleet, and objects waiting for the servers reconcile every second or so), only checked against the live
 	// ConfigMaps.
 	last struct {
 		clusters []routes.Cluster
 		proxyIPs []netip.Addr
-		dns      map[string]string
-		cfg      string
+		dns, cfg routes.Files
 		pub      published
 	}
 }
@@ -64,8 +76,17 @@ type publisher struct {
 // published is what one publish wrote.
 type published struct {
 	render   uint64
-	proxyID  string
 	proxyIPs []netip.Addr
+	// proxyMainID and proxyShardIDs are the ConfigIDs of the proxy's main file and of each shard's.
+	proxyMainID   string
+	proxyShardIDs []string
+}
+
+// proxyWants is what each HAProxy replica must serve for the entry with key: the main file and the entry's shard as
+// this publish wrote them (or a later render).
+func (p published) proxyWants(key string) []servedID {
+	i := routes.ShardOf(key, len(p.proxyShardIDs))
+	return []servedID{{proxy.ConfigIDPath, p.proxyMainID}, {proxy.ShardStatusPath(i), p.proxyShardIDs[i]}}
 }
 
 // keptProxyIDs bounds proxyIDs: a replica so far behind that its id was forgotten counts as not up to date.
@@ -142,16 +163,22 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 		dnsOpts.ProxyIPs = ips
 	}
 	clusters = routes.Sorted(clusters)
-	same := p.last.dns != nil && reflect.DeepEqual(clusters, p.last.clusters) && slices.Equal(dnsOpts.ProxyIPs, p.last.proxyIPs)
-	files, cfg := p.last.dns, p.last.cfg
+	same := p.last.dns.Main != nil && reflect.DeepEqual(clusters, p.last.clusters) && slices.Equal(dnsOpts.ProxyIPs, p.last.proxyIPs)
+	dnsFiles, proxyFiles := p.last.dns, p.last.cfg
 	if !same {
-		files, cfg = dns.Render(dnsOpts, clusters), proxy.Render(p.proxyOpts, clusters)
+		dnsFiles, proxyFiles = dns.Render(dnsOpts, clusters), proxy.Render(p.proxyOpts, clusters)
 	}
-	if err := p.write(ctx, p.dnsMap, files); err != nil {
-		return published{}, fmt.Errorf("writing ConfigMap %s: %w", p.dnsMap, err)
+	if err := p.writeAll(ctx, p.dnsMap, dnsFiles); err != nil {
+		return published{}, err
 	}
-	if err := p.write(ctx, p.proxyMap, map[string]string{HAProxyKey: cfg}); err != nil {
-		return published{}, fmt.Errorf("writing ConfigMap %s: %w", p.proxyMap, err)
+	if err := p.writeAll(ctx, p.proxyMap, proxyFiles); err != nil {
+		return published{}, err
+	}
+	if !p.pruned {
+		if err := p.prune(ctx); err != nil {
+			return published{}, err
+		}
+		p.pruned = true
 	}
 	if same {
 		return p.last.pub, nil
@@ -160,11 +187,78 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 	if p.proxyIDs == nil || len(p.proxyIDs) >= keptProxyIDs {
 		p.proxyIDs = map[string]uint64{}
 	}
-	id := proxy.ConfigID(cfg)
-	p.proxyIDs[id] = p.renders
-	pub := published{render: p.renders, proxyID: id, proxyIPs: dnsOpts.ProxyIPs}
-	p.last.clusters, p.last.proxyIPs, p.last.dns, p.last.cfg, p.last.pub = clusters, dnsOpts.ProxyIPs, files, cfg, pub
+	pub := published{render: p.renders, proxyIPs: dnsOpts.ProxyIPs, proxyMainID: proxy.ConfigID(proxyFiles.Main[HAProxyKey])}
+	p.proxyIDs[pub.proxyMainID] = p.renders
+	for i, shard := range proxyFiles.Shards {
+		id := proxy.ConfigID(shard[proxy.ShardFile(i)])
+		pub.proxyShardIDs = append(pub.proxyShardIDs, id)
+		p.proxyIDs[id] = p.renders
+	}
+	p.last.clusters, p.last.proxyIPs, p.last.dns, p.last.cfg, p.last.pub = clusters, dnsOpts.ProxyIPs, dnsFiles, proxyFiles, pub
 	return pub, nil
+}
+
+// writeAll writes files' main part to the ConfigMap main and shard i to main-i. A shard too large for a ConfigMap is
+// an error that says what to do; nothing of that render is written after it.
+func (p *publisher) writeAll(ctx context.Context, main types.NamespacedName, files routes.Files) error {
+	for i, shard := range files.Shards {
+		if n := size(shard); n > maxConfigMapBytes {
+			return fmt.Errorf("ConfigMap %s would hold %d bytes, more than a ConfigMap can (1 MiB): raise --config-shards (the chart's configShards) above %d",
+				routes.ShardName(main.Name, i), n, len(files.Shards))
+		}
+	}
+	for i, shard := range files.Shards {
+		key := types.NamespacedName{Namespace: main.Namespace, Name: routes.ShardName(main.Name, i)}
+		if err := p.write(ctx, key, shard); err != nil {
+			return fmt.Errorf("writing ConfigMap %s: %w", key, err)
+		}
+	}
+	// The main files last: a Corefile or haproxy.cfg naming a new shard finds its files written.
+	if err := p.write(ctx, main, files.Main); err != nil {
+		return fmt.Errorf("writing ConfigMap %s: %w", main, err)
+	}
+	return nil
+}
+
+func size(files map[string]string) int {
+	n := 0
+	for k, v := range files {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// prune deletes the shards this publisher no longer writes (an operator run with a larger --config-shards left
+// them): only ConfigMaps it labels, named <main>-<i>.
+func (p *publisher) prune(ctx context.Context) error {
+	var list corev1.ConfigMapList
+	if err := p.client.List(ctx, &list, client.InNamespace(p.dnsMap.Namespace), client.MatchingLabels{ManagedByLabel: managedByValue}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		cm := &list.Items[i]
+		key := client.ObjectKeyFromObject(cm)
+		if p.owns(key) || !p.shardOf(key) {
+			continue
+		}
+		if err := p.client.Delete(ctx, cm, client.Preconditions{UID: &cm.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting ConfigMap %s, a shard beyond --config-shards: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// shardOf says whether key is named like a shard of either main ConfigMap that some run may have written (an index
+// below MaxConfigShards).
+func (p *publisher) shardOf(key types.NamespacedName) bool {
+	for _, main := range []types.NamespacedName{p.dnsMap, p.proxyMap} {
+		if rest, ok := strings.CutPrefix(key.Name, main.Name+"-"); ok && key.Namespace == main.Namespace {
+			if i, err := strconv.Atoi(rest); err == nil && i >= 0 && i < MaxConfigShards && strconv.Itoa(i) == rest {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // entry is ai's DNS/proxy entry, from its spec and its status's last good externalIPs and apiEndpoint.
@@ -226,8 +320,23 @@ func (p *publisher) write(ctx context.Context, key types.NamespacedName, data ma
 	return p.client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership)
 }
 
-// owns says whether the ConfigMap is one the publisher renders.
-func (p *publisher) owns(key types.NamespacedName) bool { return key == p.dnsMap || key == p.proxyMap }
+// owns says whether the ConfigMap is one the publisher renders: a main one or one of its shards.
+func (p *publisher) owns(key types.NamespacedName) bool {
+	for _, main := range []types.NamespacedName{p.dnsMap, p.proxyMap} {
+		if key == main {
+			return true
+		}
+		for i := range p.shards() {
+			if key == (types.NamespacedName{Namespace: main.Namespace, Name: routes.ShardName(main.Name, i)}) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shards is how many shards each server's files are split into.
+func (p *publisher) shards() int { return max(p.dnsOpts.Shards, 1) }
 
 // configMapRepair writes the rendered ConfigMaps again whenever one of them changes or goes, so that an edit or a
 // deletion by anyone else lasts only until the cache sees it.

@@ -2,16 +2,21 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 )
 
 // Two reconciles publish one after the other while the cache still shows neither object's new status: the second
@@ -26,9 +31,14 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 	}
 	a, b := example(), example()
 	b.Name, b.Spec.HostedClusterRef.Name = "dev", "dev"
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a.DeepCopy(), b.DeepCopy()).Build()
+	// A shard left by a run with more shards is deleted; a ConfigMap of that name the operator did not label is not.
+	stale := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "proxy-7", Labels: map[string]string{ManagedByLabel: managedByValue}}}
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "proxy-9"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a.DeepCopy(), b.DeepCopy(), stale, foreign).Build()
 	p := &publisher{client: c, reader: c, dnsMap: types.NamespacedName{Namespace: "ops", Name: "dns"}, proxyMap: types.NamespacedName{Namespace: "ops", Name: "proxy"}}
 	p.dnsOpts.ProxyIPs, _ = ParseAddrs([]string{"10.0.0.1"})
+	p.dnsOpts.Shards, p.proxyOpts.Shards = 2, 2
+	keyA := a.Namespace + "/" + a.Name
 
 	a.Status.ExternalIPs = []string{"192.0.2.1"}
 	first, err := p.publish(context.Background(), a)
@@ -42,24 +52,47 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 	}
 	// A replica serving the second render serves the first object's entry too; one serving the first does not serve
 	// the second's.
-	if !p.proxyCurrent(first.render)(second.proxyID) || p.proxyCurrent(second.render)(first.proxyID) || first.proxyID == second.proxyID {
-		t.Errorf("renders %d (%s) and %d (%s): wrong order of configurations", first.render, first.proxyID, second.render, second.proxyID)
+	keyB := b.Namespace + "/" + b.Name
+	for _, w := range second.proxyWants(keyA) {
+		if !p.proxyCurrent(first.render)(w.id) {
+			t.Errorf("%s of render %d does not count for render %d", w.path, second.render, first.render)
+		}
+	}
+	if w := first.proxyWants(keyB)[1]; p.proxyCurrent(second.render)(w.id) {
+		t.Errorf("%s of render %d counts for render %d, which changed it", w.path, first.render, second.render)
 	}
 	if p.proxyCurrent(first.render)("unknown") {
 		t.Error("an id never rendered counts as current")
 	}
 	// The same entries again: no new render, the same configuration.
-	if again, err := p.publish(context.Background(), b); err != nil || again.render != second.render || again.proxyID != second.proxyID {
+	if again, err := p.publish(context.Background(), b); err != nil || again.render != second.render || !slices.Equal(again.proxyShardIDs, second.proxyShardIDs) {
 		t.Errorf("publishing unchanged entries gave %+v (%v), want render %+v", again, err, second)
 	}
-	cm := &corev1.ConfigMap{}
-	if err := c.Get(context.Background(), p.proxyMap, cm); err != nil {
-		t.Fatal(err)
+	proxyFiles := func() string {
+		var all strings.Builder
+		for i := range 2 {
+			cm := &corev1.ConfigMap{}
+			if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ops", Name: routes.ShardName("proxy", i)}, cm); err != nil {
+				t.Fatal(err)
+			}
+			all.WriteString(routes.Dump(cm.Data))
+		}
+		return all.String()
 	}
 	for _, want := range []string{"192.0.2.1:443", "192.0.2.2:443"} {
-		if !strings.Contains(cm.Data[HAProxyKey], want) {
-			t.Errorf("haproxy.cfg lacks %s:\n%s", want, cm.Data[HAProxyKey])
+		if !strings.Contains(proxyFiles(), want) {
+			t.Errorf("the proxy's shards lack %s:\n%s", want, proxyFiles())
 		}
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), p.proxyMap, cm); err != nil || !strings.Contains(cm.Data[HAProxyKey], "/config-id/1") {
+		t.Errorf("the main haproxy.cfg does not name both shards (%v):\n%s", err, cm.Data[HAProxyKey])
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(stale), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the stale shard is still there: %v", err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(foreign), &corev1.ConfigMap{}); err != nil {
+		t.Errorf("a ConfigMap the operator did not label was touched: %v", err)
 	}
 
 	// Deleting the first object removes its entry at the next publish.
@@ -69,10 +102,7 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 	if _, err := p.publish(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(context.Background(), p.proxyMap, cm); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(cm.Data[HAProxyKey], "192.0.2.1:443") || !strings.Contains(cm.Data[HAProxyKey], "192.0.2.2:443") {
-		t.Errorf("after deleting prod:\n%s", cm.Data[HAProxyKey])
+	if out := proxyFiles(); strings.Contains(out, "192.0.2.1:443") || !strings.Contains(out, "192.0.2.2:443") {
+		t.Errorf("after deleting prod:\n%s", out)
 	}
 }

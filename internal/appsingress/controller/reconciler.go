@@ -289,7 +289,7 @@ func (r *Reconciler) checkServed(ctx context.Context, ai *v1alpha1.AppsIngress, 
 	} else {
 		setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, "NotServedYet", dnsMsg)
 	}
-	proxyOK, rejected, proxyMsg, err := r.check.proxyServes(ctx, pub.proxyID, r.publisher.proxyCurrent(pub.render))
+	proxyOK, rejected, proxyMsg, err := r.check.proxyServes(ctx, pub.proxyWants(c.Key), r.publisher.proxyCurrent(pub.render))
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"time"
@@ -33,8 +34,10 @@ import (
 
 // Options configure the controller.
 type Options struct {
-	// DNSConfigMap and ProxyConfigMap receive the rendered Corefile and haproxy.cfg.
+	// DNSConfigMap and ProxyConfigMap receive the rendered Corefile and haproxy.cfg; the clusters' files go to
+	// ConfigShards shards beside each (<name>-<i>), which the servers' sidecars read too. Default 1.
 	DNSConfigMap, ProxyConfigMap types.NamespacedName
+	ConfigShards                 int
 	DNS                          dns.Options
 	Proxy                        proxy.Options
 	// ProxyService is read for the DNS default view's answer when DNS.ProxyIPs is empty.
@@ -67,6 +70,9 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
+	if o.ConfigShards == 0 {
+		o.ConfigShards = 1
+	}
 	if o.HostedClusterTimeout == 0 {
 		o.HostedClusterTimeout = 10 * time.Second
 	}
@@ -153,6 +159,10 @@ func onlyKubeconfig(o any) (any, error) {
 // Setup registers the controller with mgr. The HostedCluster CRD must be installed.
 func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 	o = o.withDefaults()
+	if o.ConfigShards < 1 || o.ConfigShards > MaxConfigShards {
+		return nil, fmt.Errorf("ConfigShards %d: want 1 to %d", o.ConfigShards, MaxConfigShards)
+	}
+	o.DNS.Shards, o.Proxy.Shards = o.ConfigShards, o.ConfigShards
 	if o.DNSReplicas == nil || o.ProxyReplicas == nil {
 		return nil, errors.New("DNSReplicas and ProxyReplicas are required: Ready means every replica serves the entry")
 	}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,23 +39,70 @@ func golden(t *testing.T, name, got string) {
 var opts = Options{Port: 5353, ProxyIPs: []netip.Addr{netip.MustParseAddr("172.30.0.10")}, Upstreams: []string{"/etc/resolv.conf"}, HealthAddr: ":8080", ReadyAddr: ":8181"}
 
 func TestRenderGolden(t *testing.T) {
-	files := Render(opts, routes.Examples())
-	golden(t, "two-clusters", files[CorefileKey])
-	golden(t, "two-clusters-prod-zone", files["vlan-clusters_prod.zone"])
-	if len(files) != 2 {
-		t.Fatalf("want the Corefile and prod's VLAN zone (dev has no vlanCIDRs), got %d files", len(files))
+	files := Render(opts, routes.Examples()).All()
+	golden(t, "two-clusters", routes.Dump(files))
+	if len(files) != 4 {
+		t.Fatalf("want the Corefile, one shard's blocks and answers, and prod's VLAN zone (dev has no vlanCIDRs), got %v", slices.Sorted(maps.Keys(files)))
 	}
-	golden(t, "empty", Render(Options{}, nil)[CorefileKey])
+	golden(t, "empty", routes.Dump(Render(Options{}, nil).All()))
 }
 
-// corefile is the rendered Corefile alone.
-func corefile(o Options, cs []routes.Cluster) string { return Render(o, cs)[CorefileKey] }
+// corefile is everything the rendered Corefile imports, with it: the configuration CoreDNS parses.
+func corefile(o Options, cs []routes.Cluster) string {
+	files := Render(o, cs).All()
+	maps.DeleteFunc(files, func(name string, _ string) bool { return strings.HasSuffix(name, ".zone") })
+	return routes.Dump(files)
+}
 
 func TestRenderIsIndependentOfOrder(t *testing.T) {
 	cs := routes.Examples()
 	reversed := []routes.Cluster{cs[1], cs[0]}
-	if !maps.Equal(Render(opts, cs), Render(opts, reversed)) {
+	if !maps.Equal(Render(opts, cs).All(), Render(opts, reversed).All()) {
 		t.Fatal("the render depends on the order of the clusters")
+	}
+}
+
+// The Corefile does not grow with the fleet: it imports the shards, and each cluster's blocks, answers and zone file
+// are in the one shard ShardOf names. 2,000 clusters with VLAN views on two listeners fit 8 ConfigMaps.
+func TestClustersAreSplitAcrossShards(t *testing.T) {
+	o := opts
+	o.Shards = 8
+	o.VLANPort, o.VLANBind = 53, []string{"10.10.0.53"}
+	fleet := routes.Fleet(2000)
+	files := Render(o, fleet)
+	if !maps.Equal(files.Main, Render(o, nil).Main) || len(files.Main) != 1 {
+		t.Fatalf("the main files depend on the clusters: %v", slices.Sorted(maps.Keys(files.Main)))
+	}
+	if len(files.Shards) != 8 {
+		t.Fatalf("%d shards, want 8", len(files.Shards))
+	}
+	for _, c := range fleet {
+		in := 0
+		for i, shard := range files.Shards {
+			if strings.Contains(shard[routes.ShardName("default", i)+".conf"], "# "+c.Key+"\n") {
+				in++
+				if i != routes.ShardOf(c.Key, 8) || shard[zoneFileName(c)] == "" || !strings.Contains(shard[routes.ShardName("vlan", i)+".conf"], VLANProbeName(c)) {
+					t.Fatalf("%s is in shard %d without its zone file and view, or not in its shard %d", c.Key, i, routes.ShardOf(c.Key, 8))
+				}
+			}
+		}
+		if in != 1 {
+			t.Fatalf("%s is in %d shards", c.Key, in)
+		}
+	}
+	for i, shard := range files.Shards {
+		n := 0
+		for k, v := range shard {
+			n += len(k) + len(v)
+		}
+		if n > 900<<10 {
+			t.Errorf("shard %d holds %d bytes", i, n)
+		}
+	}
+	for _, imp := range []string{"import /etc/coredns/vlan-*.conf\n", "    import /etc/coredns/default-*.conf\n"} {
+		if strings.Count(files.Main[CorefileKey], imp) != map[bool]int{true: 1, false: 2}[strings.HasPrefix(imp, "import")] {
+			t.Errorf("the Corefile does not import %q once per place:\n%s", imp, files.Main[CorefileKey])
+		}
 	}
 }
 
@@ -67,8 +115,9 @@ func TestVLANViewOnlyWithCIDRsAndDefaultViewLast(t *testing.T) {
 		t.Fatalf("the view does not list both CIDRs:\n%s", out)
 	}
 	// Blocks of one zone are tried in order; the unfiltered one must come after every view.
-	if strings.Index(out, "view vlan-") > strings.Index(out, "\n.:5353 {") {
-		t.Fatal("the default block comes before a view block")
+	main := Render(opts, nil).Main[CorefileKey]
+	if strings.Index(main, "import /etc/coredns/vlan-*.conf") > strings.Index(main, "\n.:5353 {") {
+		t.Fatalf("the default block comes before the view blocks:\n%s", main)
 	}
 }
 
@@ -86,9 +135,8 @@ func TestAPINameIsPublishedWithoutExternalIP(t *testing.T) {
 	cs := routes.Examples()
 	cs[0].ExternalIPs = nil
 	cs[0].APIEndpoint = "198.51.100.7:6443"
-	files := Render(opts, cs)
-	out := files[CorefileKey]
-	if strings.Contains(out, "apps.prod.example.com") || len(files) != 1 {
+	out := corefile(opts, cs)
+	if strings.Contains(out, "apps.prod.example.com") || strings.Contains(routes.Dump(Render(opts, cs).All()), ".zone <==") {
 		t.Fatalf("apps records or a zone file without an external IP:\n%s", out)
 	}
 	if !strings.Contains(out, `answer "{{ .Name }} 30 IN A 172.30.0.10"`) {
@@ -105,13 +153,14 @@ func TestVLANViewOfTheAPIName(t *testing.T) {
 	for endpoint, want := range map[string]string{
 		"[2001:db8::7]:6443":         `answer "{{ .Name }} 30 IN AAAA 2001:db8::7"`,
 		"lb-1.infra.example.net:443": `answer "{{ .Name }} 30 IN CNAME lb-1.infra.example.net."`,
-		"api.prod.example.com:6443":  "    forward . /etc/resolv.conf\n}\n\n# Default view",
-		"API.prod.example.com.:6443": "    forward . /etc/resolv.conf\n}\n\n# Default view",
+		"api.prod.example.com:6443":  "    forward . /etc/resolv.conf\n}\n",
+		"API.prod.example.com.:6443": "    forward . /etc/resolv.conf\n}\n",
 	} {
 		cs := routes.Examples()
 		cs[0].APIEndpoint = endpoint
 		out := corefile(opts, cs)
 		block := out[strings.Index(out, "api.prod.example.com.:5353 {"):]
+		block = block[:strings.Index(block, "\n}\n")+3]
 		if !strings.Contains(block, want) || !strings.Contains(block, "view vlan-api-clusters_prod") {
 			t.Errorf("%s: the VLAN api block lacks %q:\n%s", endpoint, want, block)
 		}
@@ -134,21 +183,23 @@ func TestWildcardRegexMatchesNamesBelowTheDomainOnly(t *testing.T) {
 }
 
 func TestIPChangeRewritesOnlyTheZoneWithANewSerial(t *testing.T) {
-	before := Render(opts, routes.Examples())
+	before := Render(opts, routes.Examples()).All()
 	cs := routes.Examples()
 	cs[0].ExternalIPs = []netip.Addr{netip.MustParseAddr("192.0.2.99")}
-	after := Render(opts, cs)
-	if before[CorefileKey] != after[CorefileKey] {
-		t.Fatal("an IP change rewrote the Corefile: CoreDNS would reload every server block")
-	}
+	after := Render(opts, cs).All()
 	const key = "vlan-clusters_prod.zone"
+	for name := range after {
+		if name != key && before[name] != after[name] {
+			t.Fatalf("an IP change rewrote %s: CoreDNS would reload every server block", name)
+		}
+	}
 	if !strings.Contains(after[key], "*\t30\tIN\tA\t192.0.2.99\n") || strings.Contains(after[key], "2001:db8::10") {
 		t.Fatalf("the zone does not hold exactly the new address:\n%s", after[key])
 	}
 	if serial(t, before[key]) == serial(t, after[key]) {
 		t.Fatal("the SOA serial did not change: the file plugin would keep serving the old records")
 	}
-	if serial(t, after[key]) != serial(t, Render(opts, cs)[key]) {
+	if serial(t, after[key]) != serial(t, Render(opts, cs).All()[key]) {
 		t.Fatal("the same records got another serial")
 	}
 }

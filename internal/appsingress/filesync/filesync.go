@@ -1,6 +1,11 @@
-// Package filesync keeps a directory equal to one ConfigMap's data, a file per key, as the CoreDNS and HAProxy Pods'
-// sidecar: the kubelet updates a ConfigMap volume only at its next sync of the Pod (a minute or more), while a watch
-// delivers the change at once, so a new external IP reaches both servers within a second.
+// Package filesync keeps a directory equal to the union of some ConfigMaps' data, a file per key, as the CoreDNS and
+// HAProxy Pods' sidecar: the kubelet updates a ConfigMap volume only at its next sync of the Pod (a minute or more),
+// while a watch delivers the change at once, so a new external IP reaches both servers within a second.
+//
+// The directory has the layout of a kubelet ConfigMap volume: the files live in a snapshot directory that the
+// symbolic link "..data" names, and each key is a link through "..data". A new set of files becomes visible at once
+// (one rename of "..data"), so a reader that resolves "..data" first (the HAProxy reloader) copies a set that was
+// written together: a shard's backends never without the maps that name them.
 package filesync
 
 import (
@@ -10,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -20,32 +26,44 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 )
 
-// Write makes dir hold exactly data: each key a file, replaced by rename so that a reader never sees half a file;
-// files of keys no longer present are removed. Files whose content is unchanged are not touched.
+// DataLink is the link naming the current snapshot, as in a kubelet ConfigMap volume.
+const DataLink = "..data"
+
+// Write makes dir hold exactly data: each key a file, all of them replaced at once; files of keys no longer present
+// are removed. Names starting with "." other than Write's own are left alone.
 func Write(dir string, data map[string]string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for key, content := range data {
+	for key := range data {
 		if key == "" || strings.ContainsAny(key, "/\x00") || strings.HasPrefix(key, ".") {
 			return fmt.Errorf("filesync: key %q is no file name", key)
 		}
-		path := filepath.Join(dir, key)
-		if old, err := os.ReadFile(path); err == nil && string(old) == content {
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	snapshot, err := os.MkdirTemp(dir, ".."+time.Now().UTC().Format("2006_01_02_15_04_05.")) // kubelet's naming
+	if err != nil {
+		return err
+	}
+	for key, content := range data {
+		if err := os.WriteFile(filepath.Join(snapshot, key), []byte(content), 0o644); err != nil {
+			_ = os.RemoveAll(snapshot)
+			return err
+		}
+	}
+	if err := os.Chmod(snapshot, 0o755); err != nil {
+		_ = os.RemoveAll(snapshot)
+		return err
+	}
+	old, _ := os.Readlink(filepath.Join(dir, DataLink))
+	if err := replaceLink(dir, DataLink, filepath.Base(snapshot)); err != nil {
+		_ = os.RemoveAll(snapshot)
+		return err
+	}
+	for key := range data {
+		if target, err := os.Readlink(filepath.Join(dir, key)); err == nil && target == filepath.Join(DataLink, key) {
 			continue
 		}
-		tmp, err := os.CreateTemp(dir, ".tmp-"+key+"-")
-		if err != nil {
-			return err
-		}
-		_, werr := tmp.WriteString(content)
-		cerr := tmp.Close()
-		if err := firstError(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
-			_ = os.Remove(tmp.Name())
-			return err
-		}
-		if err := os.Rename(tmp.Name(), path); err != nil {
-			_ = os.Remove(tmp.Name())
+		if err := replaceLink(dir, key, filepath.Join(DataLink, key)); err != nil {
 			return err
 		}
 	}
@@ -54,52 +72,132 @@ func Write(dir string, data map[string]string) error {
 		return err
 	}
 	for _, e := range entries {
-		if _, keep := data[e.Name()]; !keep && e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+		name := e.Name()
+		if _, keep := data[name]; !keep && !strings.HasPrefix(name, ".") {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
-}
-
-func firstError(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	if old != "" && old != filepath.Base(snapshot) {
+		return os.RemoveAll(filepath.Join(dir, old))
 	}
 	return nil
 }
 
-// Once writes the ConfigMap's data into dir and returns; a ConfigMap that does not exist yet is waited for.
-func Once(ctx context.Context, kube kubernetes.Interface, key types.NamespacedName, dir string) error {
-	return watchConfigMap(ctx, kube, key, func(cm *corev1.ConfigMap) (bool, error) {
-		return true, Write(dir, cm.Data)
+// replaceLink points dir/name at target by renaming a new link over it.
+func replaceLink(dir, name, target string) error {
+	tmp := filepath.Join(dir, ".tmp-link-"+strings.ReplaceAll(name, ".", "_"))
+	_ = os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// Once writes the ConfigMaps' data into dir and returns; ConfigMaps that do not exist yet are waited for.
+func Once(ctx context.Context, kube kubernetes.Interface, keys []types.NamespacedName, dir string) error {
+	return sync(ctx, kube, keys, func(data map[string]string) (bool, error) {
+		return true, Write(dir, data)
 	})
 }
 
-// Run keeps dir equal to the ConfigMap's data until ctx ends. A deleted ConfigMap leaves the files as they were:
-// the servers keep serving the last configuration until the operator writes it again.
-func Run(ctx context.Context, kube kubernetes.Interface, key types.NamespacedName, dir string, logf func(string, ...any)) error {
+// Run keeps dir equal to the union of the ConfigMaps' data until ctx ends, from the moment all of them exist. A
+// deleted ConfigMap leaves its files as they were: the servers keep serving the last configuration until the
+// operator writes it again.
+func Run(ctx context.Context, kube kubernetes.Interface, keys []types.NamespacedName, dir string, logf func(string, ...any)) error {
 	var last map[string]string
-	err := watchConfigMap(ctx, kube, key, func(cm *corev1.ConfigMap) (bool, error) {
-		if maps.Equal(cm.Data, last) {
+	err := sync(ctx, kube, keys, func(data map[string]string) (bool, error) {
+		if maps.Equal(data, last) {
 			return false, nil
 		}
-		if err := Write(dir, cm.Data); err != nil {
+		if err := Write(dir, data); err != nil {
 			// A write that fails (a full volume, say) is retried at the next change; the old files stay.
-			logf("writing ConfigMap %s into %s: %v", key, dir, err)
+			logf("writing %d ConfigMaps into %s: %v", len(keys), dir, err)
 			return false, nil
 		}
-		last = maps.Clone(cm.Data)
-		logf("ConfigMap %s resourceVersion %s written into %s (%d files)", key, cm.ResourceVersion, dir, len(cm.Data))
+		last = data
+		logf("%d ConfigMaps written into %s (%d files)", len(keys), dir, len(data))
 		return false, nil
 	})
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
+}
+
+type update struct {
+	index int
+	data  map[string]string
+}
+
+// sync watches every ConfigMap and, once each has been seen, calls f with the union of their data after every
+// change (a burst of changes that arrived together is one call) until f says done or ctx ends.
+func sync(ctx context.Context, kube kubernetes.Interface, keys []types.NamespacedName, f func(map[string]string) (bool, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	updates := make(chan update, len(keys))
+	errs := make(chan error, len(keys))
+	for i, key := range keys {
+		go func() {
+			errs <- watchConfigMap(ctx, kube, key, func(cm *corev1.ConfigMap) (bool, error) {
+				select {
+				case updates <- update{i, cm.Data}:
+					return false, nil
+				case <-ctx.Done():
+					return true, nil
+				}
+			})
+		}()
+	}
+	current := make([]map[string]string, len(keys))
+	seen := 0
+	for {
+		var u update
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-errs:
+			if err == nil {
+				err = ctx.Err()
+			}
+			return err
+		case u = <-updates:
+		}
+		apply := func(u update) {
+			if current[u.index] == nil {
+				seen++
+			}
+			current[u.index] = u.data
+			if current[u.index] == nil {
+				current[u.index] = map[string]string{}
+			}
+		}
+		apply(u)
+	drain:
+		for {
+			select {
+			case u = <-updates:
+				apply(u)
+			default:
+				break drain
+			}
+		}
+		if seen < len(keys) {
+			continue
+		}
+		union := map[string]string{}
+		for _, d := range current {
+			maps.Copy(union, d)
+		}
+		if done, err := f(union); done || err != nil {
+			return err
+		}
+	}
 }
 
 // watchConfigMap calls f with the ConfigMap's every state until f says done or ctx ends; the watch is restarted

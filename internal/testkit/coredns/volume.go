@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/filesync"
 )
 
 // Volume is a directory updated the way the kubelet updates a ConfigMap volume: every key is a symlink through
@@ -16,53 +16,10 @@ type Volume struct {
 	Dir string
 }
 
-const dataLink = "..data"
+const dataLink = filesync.DataLink
 
-// Write makes files the volume's whole content.
-func (v *Volume) Write(files map[string]string) error {
-	if err := os.MkdirAll(v.Dir, 0o755); err != nil {
-		return err
-	}
-	old, _ := os.Readlink(filepath.Join(v.Dir, dataLink))
-	stamp := "..stamp_" + strconv.FormatInt(time.Now().UnixNano(), 10)
-	if err := os.Mkdir(filepath.Join(v.Dir, stamp), 0o755); err != nil {
-		return err
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(v.Dir, stamp, name), []byte(content), 0o644); err != nil {
-			return err
-		}
-	}
-	tmp := filepath.Join(v.Dir, dataLink+"_tmp")
-	_ = os.Remove(tmp)
-	if err := os.Symlink(stamp, tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(v.Dir, dataLink)); err != nil {
-		return fmt.Errorf("swapping %s: %w", dataLink, err)
-	}
-	for name := range files {
-		link := filepath.Join(v.Dir, name)
-		if _, err := os.Lstat(link); os.IsNotExist(err) {
-			if err := os.Symlink(filepath.Join(dataLink, name), link); err != nil {
-				return err
-			}
-		}
-	}
-	entries, err := os.ReadDir(v.Dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if _, kept := files[e.Name()]; !kept && e.Type()&os.ModeSymlink != 0 && e.Name() != dataLink {
-			_ = os.Remove(filepath.Join(v.Dir, e.Name()))
-		}
-	}
-	if old != "" {
-		return os.RemoveAll(filepath.Join(v.Dir, old))
-	}
-	return nil
-}
+// Write makes files the volume's whole content (as the sidecar does, in the kubelet's layout).
+func (v *Volume) Write(files map[string]string) error { return filesync.Write(v.Dir, files) }
 
 // Dump is every file of the volume, each under a header with its name.
 func (v *Volume) Dump() string {

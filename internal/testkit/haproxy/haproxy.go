@@ -5,6 +5,7 @@ package haproxy
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,14 +13,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/filesync"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 // Proxy is a running HAProxy master.
 type Proxy struct {
 	*localproc.Process
-	Config string
-	// watched: a reload script watches Config, so Reload only replaces the file.
+	// ConfigDir is the directory HAProxy loads (-f <dir>), laid out as a ConfigMap volume.
+	ConfigDir string
+	// watched: a reload script watches ConfigDir, so Reload only replaces the files.
 	watched bool
 }
 
@@ -27,18 +30,20 @@ type Proxy struct {
 // names it as proxy.Options.StateDir.
 func StateDir(dir string) string { return filepath.Join(dir, "haproxy-state") }
 
+// configDir is where, under dir, the configuration's files are.
+func configDir(dir string) string { return filepath.Join(dir, "haproxy-config") }
+
 // StartWithReloader runs script (the chart's files/haproxy-reload.sh) with /bin/sh as the chart's container does:
-// it starts HAProxy on the file and reloads it when the file changes, checking every second.
-func StartWithReloader(dir, cfg, addr, script string) (*Proxy, error) {
+// it starts HAProxy on the files and reloads it when they change, checking every second.
+func StartWithReloader(dir string, files map[string]string, addr, script string) (*Proxy, error) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		return nil, fmt.Errorf("haproxy is not installed (make debian-packages installs it): %w", err)
 	}
-	path := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+	if err := filesync.Write(configDir(dir), files); err != nil {
 		return nil, err
 	}
 	p, err := localproc.Start("haproxy-reloader", filepath.Join(dir, "haproxy.log"),
-		[]string{"HAPROXY_CFG=" + path, "RELOAD_INTERVAL=1", "STATE_DIR=" + StateDir(dir)}, "/bin/sh", "-c", script)
+		[]string{"CONFIG_DIR=" + configDir(dir), "RELOAD_INTERVAL=1", "STATE_DIR=" + StateDir(dir)}, "/bin/sh", "-c", script)
 	if err != nil {
 		return nil, err
 	}
@@ -46,18 +51,14 @@ func StartWithReloader(dir, cfg, addr, script string) (*Proxy, error) {
 		_ = p.Stop()
 		return nil, err
 	}
-	return &Proxy{Process: p, Config: path, watched: true}, nil
+	return &Proxy{Process: p, ConfigDir: configDir(dir), watched: true}, nil
 }
 
-// Start writes cfg into dir and runs haproxy -W (master-worker) -db (foreground); addr is waited for.
-func Start(dir, cfg, addr string) (*Proxy, error) {
+// Start writes files into dir and runs haproxy -W (master-worker) -db (foreground) on them; addr is waited for.
+func Start(dir string, files map[string]string, addr string) (*Proxy, error) {
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
 		return nil, fmt.Errorf("haproxy is not installed (make debian-packages installs it): %w", err)
-	}
-	path := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		return nil, err
 	}
 	// What the reloader writes before it starts HAProxy, which reads it.
 	if err := os.MkdirAll(StateDir(dir), 0o755); err != nil {
@@ -66,10 +67,14 @@ func Start(dir, cfg, addr string) (*Proxy, error) {
 	if err := os.WriteFile(filepath.Join(StateDir(dir), "rejected"), []byte("none\n"), 0o644); err != nil {
 		return nil, err
 	}
-	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("haproxy -c: %w\n%s", err, out)
+	cfg := configDir(dir)
+	if err := check(files); err != nil {
+		return nil, err
 	}
-	p, err := localproc.Start("haproxy", filepath.Join(dir, "haproxy.log"), nil, bin, "-W", "-db", "-f", path)
+	if err := filesync.Write(cfg, files); err != nil {
+		return nil, err
+	}
+	p, err := localproc.Start("haproxy", filepath.Join(dir, "haproxy.log"), nil, bin, "-W", "-db", "-C", cfg, "-f", cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -77,25 +82,39 @@ func Start(dir, cfg, addr string) (*Proxy, error) {
 		_ = p.Stop()
 		return nil, err
 	}
-	return &Proxy{Process: p, Config: path}, nil
+	return &Proxy{Process: p, ConfigDir: cfg}, nil
 }
 
-// Reload checks cfg, writes it and signals the master (or lets the reload script notice the change); it returns
-// once the master logged the new workers' start.
-func (p *Proxy) Reload(cfg string) error {
-	if current, err := os.ReadFile(p.Config); err == nil && string(current) == cfg {
-		// An unchanged file reloads nothing; the chart's loop would not notice it either.
-		return nil
-	}
-	tmp := p.Config + ".new"
-	if err := os.WriteFile(tmp, []byte(cfg), 0o644); err != nil {
+// check runs haproxy -c on files in a directory of their own.
+func check(files map[string]string) error {
+	dir, err := os.MkdirTemp("", "haproxy-check-")
+	if err != nil {
 		return err
 	}
-	if out, err := exec.Command("haproxy", "-c", "-f", tmp).CombinedOutput(); err != nil {
-		return fmt.Errorf("haproxy -c rejects the new configuration: %w\n%s", err, out)
+	defer func() { _ = os.RemoveAll(dir) }()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if out, err := exec.Command("haproxy", "-c", "-C", dir, "-f", dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("haproxy -c rejects the configuration: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Reload checks files, writes them and signals the master (or lets the reload script notice the change); it returns
+// once the master logged the new workers' start.
+func (p *Proxy) Reload(files map[string]string) error {
+	if current, err := p.Files(); err == nil && maps.Equal(current, files) {
+		// An unchanged set reloads nothing; the chart's loop would not notice it either.
+		return nil
+	}
+	if err := check(files); err != nil {
+		return err
 	}
 	before := p.reloads()
-	if err := os.Rename(tmp, p.Config); err != nil {
+	if err := filesync.Write(p.ConfigDir, files); err != nil {
 		return err
 	}
 	if !p.watched {
@@ -111,6 +130,29 @@ func (p *Proxy) Reload(cfg string) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
+}
+
+// Write writes files as they are, without checking them: what the reloader meets when a bad set arrives.
+func (p *Proxy) Write(files map[string]string) error { return filesync.Write(p.ConfigDir, files) }
+
+// Files is the configuration as written.
+func (p *Proxy) Files() (map[string]string, error) {
+	entries, err := os.ReadDir(p.ConfigDir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(p.ConfigDir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = string(data)
+	}
+	return out, nil
 }
 
 // reloads counts the master's reload messages in the log.

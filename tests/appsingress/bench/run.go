@@ -359,15 +359,23 @@ func renderTime(ctx context.Context, e *localenv.Env, dnsOpts dns.Options, proxy
 		clusters = append(clusters, c)
 	}
 	const rounds = 20
-	var dnsFiles map[string]string
-	var cfg string
+	var dnsFiles, proxyFiles routes.Files
 	start := time.Now()
 	for range rounds {
-		dnsFiles, cfg = dns.Render(dnsOpts, clusters), proxy.Render(proxyOpts, clusters)
+		dnsFiles, proxyFiles = dns.Render(dnsOpts, clusters), proxy.Render(proxyOpts, clusters)
 	}
-	dnsBytes := 0
-	for _, f := range dnsFiles {
-		dnsBytes += len(f)
+	return time.Since(start).Seconds() / rounds, largest(dnsFiles), largest(proxyFiles), nil
+}
+
+// largest is the size of the largest ConfigMap files makes (the main one or a shard): what bounds the fleet.
+func largest(files routes.Files) int {
+	n := 0
+	for _, set := range append([]map[string]string{files.Main}, files.Shards...) {
+		size := 0
+		for k, v := range set {
+			size += len(k) + len(v)
+		}
+		n = max(n, size)
 	}
-	return time.Since(start).Seconds() / rounds, dnsBytes, len(cfg), nil
+	return n
 }

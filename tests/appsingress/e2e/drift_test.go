@@ -13,15 +13,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 )
 
-// TestRenderedConfigMapsAreRepaired: the two ConfigMaps are the operator's; one deleted and one edited by someone else
-// are written back as rendered, without any AppsIngress changing.
+// TestRenderedConfigMapsAreRepaired: the rendered ConfigMaps are the operator's; a main one and a shard deleted and one
+// edited by someone else are written back as rendered, without any AppsIngress changing.
 func TestRenderedConfigMapsAreRepaired(t *testing.T) {
 	ctx := context.Background()
 	configMaps := mgmtKube.CoreV1().ConfigMaps(operatorNS)
 	// The operator writes both once it leads and its cache has synced.
-	rendered := func(name string) map[string]string {
+	data := func(name string) map[string]string {
 		var cm *corev1.ConfigMap
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			var err error
@@ -33,10 +34,13 @@ func TestRenderedConfigMapsAreRepaired(t *testing.T) {
 		}
 		return cm.Data
 	}
-	dnsBefore, proxyBefore := rendered(dnsMapName), rendered(proxyMapName)
+	shard := routes.ShardName(dnsMapName, 1)
+	dnsBefore, proxyBefore, shardBefore := data(dnsMapName), data(proxyMapName), data(shard)
 
-	if err := configMaps.Delete(ctx, dnsMapName, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{dnsMapName, shard} {
+		if err := configMaps.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	edited := maps.Clone(proxyBefore)
 	// A comment: HAProxy accepts it, so the copy into the running proxy stays valid meanwhile.
@@ -48,7 +52,7 @@ func TestRenderedConfigMapsAreRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for name, want := range map[string]map[string]string{dnsMapName: dnsBefore, proxyMapName: proxyBefore} {
+	for name, want := range map[string]map[string]string{dnsMapName: dnsBefore, proxyMapName: proxyBefore, shard: shardBefore} {
 		var got map[string]string
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			cm, err := configMaps.Get(ctx, name, metav1.GetOptions{})

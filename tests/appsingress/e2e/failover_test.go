@@ -32,7 +32,7 @@ func TestUnreachableAddressTakesNoConnections(t *testing.T) {
 	opts := proxy.Options{BindAddress: proxyIP, HTTPPort: ports[0], HTTPSPort: ports[1], APIPort: ports[2], StatusPort: ports[3], StateDir: haproxy.StateDir(dir)}
 	cluster := routes.Cluster{Key: "clusters/failover", Name: "failover", BaseDomain: baseDomain, HTTPPort: svcHTTP, HTTPSPort: svcHTTPS,
 		ExternalIPs: []netip.Addr{netip.MustParseAddr(live), netip.MustParseAddr(dead)}}
-	p, err := haproxy.Start(dir, proxy.Render(opts, []routes.Cluster{cluster}), net.JoinHostPort(proxyIP, strconv.Itoa(ports[1])))
+	p, err := haproxy.Start(dir, proxy.Render(opts, []routes.Cluster{cluster}).All(), net.JoinHostPort(proxyIP, strconv.Itoa(ports[1])))
 	if err != nil {
 		t.Fatal(err)
 	}

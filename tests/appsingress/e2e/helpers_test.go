@@ -36,7 +36,9 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
 func mgmtClient(t *testing.T) client.Client {
@@ -341,7 +343,7 @@ func waitTLSRoute(t *testing.T, port int, sni string, want *x509.Certificate) st
 		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("TLS %s via proxy port %d: %v\n%s", sni, port, lastErr, readFile(haproxyProc.Config))
+		t.Fatalf("TLS %s via proxy port %d: %v\n%s", sni, port, lastErr, proxyFiles(t))
 	}
 	return body
 }
@@ -359,13 +361,23 @@ func httpThroughProxy(host string) (int, string, error) {
 	return resp.StatusCode, string(b), nil
 }
 
-func configMapData(t *testing.T, name, key string) string {
+// rendered is every file the operator rendered for one server (its main ConfigMap and the shards), as one text.
+func rendered(t *testing.T, name string) string {
 	t.Helper()
-	cm, err := mgmtKube.CoreV1().ConfigMaps(operatorNS).Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	files, ok, err := localenv.ConfigFiles(context.Background(), mgmtKube, operatorNS, name, localenv.ConfigShards)
+	if err != nil || !ok {
+		t.Fatalf("reading ConfigMap %s and its shards: %v (all there: %v)", name, err, ok)
 	}
-	return cm.Data[key]
+	return routes.Dump(files)
+}
+
+// proxyFiles is the files HAProxy was given, for a failure message.
+func proxyFiles(t *testing.T) string {
+	files, err := haproxyProc.Files()
+	if err != nil {
+		return err.Error()
+	}
+	return routes.Dump(files)
 }
 
 func hostedService(t *testing.T, name string) (*corev1.Service, error) {

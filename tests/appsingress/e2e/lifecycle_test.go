@@ -106,7 +106,7 @@ func TestLifecycle(t *testing.T) {
 	waitTLSRoute(t, proxyPorts.https, apps, r2.cert)
 
 	t.Log("hosted API server stopped: Degraded, DNS and proxy unchanged; then recovery")
-	dnsBefore, proxyBefore := configMapData(t, dnsMapName, controller.CorefileKey), configMapData(t, proxyMapName, controller.HAProxyKey)
+	dnsBefore, proxyBefore := rendered(t, dnsMapName), rendered(t, proxyMapName)
 	if err := hostedCl.StopComponent(devcluster.ComponentAPIServer); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestLifecycle(t *testing.T) {
 	// A spec change makes the operator look now rather than at its next resync.
 	patch(t, c, key, func(ai *v1alpha1.AppsIngress) { ai.Spec.Service.Selector = map[string]string{"router": "default"} })
 	waitFor(t, c, key, "Degraded/HostedClusterUnreachable", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterUnreachable"))
-	if configMapData(t, dnsMapName, controller.CorefileKey) != dnsBefore || configMapData(t, proxyMapName, controller.HAProxyKey) != proxyBefore {
+	if rendered(t, dnsMapName) != dnsBefore || rendered(t, proxyMapName) != proxyBefore {
 		t.Fatal("the DNS or proxy ConfigMap changed while the hosted cluster was unreachable")
 	}
 	waitDNS(t, vlanClient, apps, []string{ip2})
@@ -170,7 +170,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	waitDNS(t, vlanClient, apps, nil)
 	waitDNS(t, podClient, api, nil)
-	if strings.Contains(configMapData(t, proxyMapName, controller.HAProxyKey), ".apps.c1.") {
+	if strings.Contains(rendered(t, proxyMapName), ".apps.c1.") {
 		t.Fatal("the proxy configuration still routes c1")
 	}
 	noSyncErrors(t)

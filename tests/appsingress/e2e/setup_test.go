@@ -42,6 +42,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/metallb"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
 var (
@@ -195,13 +196,13 @@ func startDNSAndProxy(ctx context.Context) error {
 	dnsAddr = net.JoinHostPort(podClient, strconv.Itoa(ports[0]))
 	proxyPorts.http, proxyPorts.https, proxyPorts.api = ports[1], ports[2], ports[3]
 	dnsDir := filepath.Join(workDir, "coredns")
-	dnsOptions = dns.Options{Port: ports[0], ProxyIPs: []netip.Addr{netip.MustParseAddr(proxyIP)}, ReloadInterval: "2s", ZoneDir: dnsDir}
+	dnsOptions = dns.Options{Port: ports[0], ProxyIPs: []netip.Addr{netip.MustParseAddr(proxyIP)}, ReloadInterval: "2s", ZoneDir: dnsDir, Shards: localenv.ConfigShards}
 	proxyOptions = proxy.Options{
 		BindAddress: proxyIP, HTTPPort: ports[1], HTTPSPort: ports[2], APIPort: ports[3],
-		StatusPort: ports[4], StateDir: haproxy.StateDir(workDir),
+		StatusPort: ports[4], StateDir: haproxy.StateDir(workDir), Shards: localenv.ConfigShards,
 	}
 	var err error
-	if dnsServer, err = coredns.Start(ctx, dnsDir, dns.Render(dnsOptions, nil), dnsAddr); err != nil {
+	if dnsServer, err = coredns.Start(ctx, dnsDir, dns.Render(dnsOptions, nil).All(), dnsAddr); err != nil {
 		return err
 	}
 	// The chart's own reload loop runs HAProxy, so the tests prove it too.
@@ -213,7 +214,7 @@ func startDNSAndProxy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if haproxyProc, err = haproxy.StartWithReloader(workDir, proxy.Render(proxyOptions, nil), net.JoinHostPort(proxyIP, strconv.Itoa(ports[2])), string(script)); err != nil {
+	if haproxyProc, err = haproxy.StartWithReloader(workDir, proxy.Render(proxyOptions, nil).All(), net.JoinHostPort(proxyIP, strconv.Itoa(ports[2])), string(script)); err != nil {
 		_ = dnsServer.Stop()
 		return err
 	}
@@ -251,6 +252,7 @@ func startOperator(ctx context.Context) (*operator, error) {
 	if _, err := controller.Setup(mgr, controller.Options{
 		DNSConfigMap:   types.NamespacedName{Namespace: operatorNS, Name: dnsMapName},
 		ProxyConfigMap: types.NamespacedName{Namespace: operatorNS, Name: proxyMapName},
+		ConfigShards:   localenv.ConfigShards,
 		DNS:            dnsOptions,
 		Proxy:          proxyOptions,
 		// CoreDNS and HAProxy run here as processes: their addresses are known, not endpoints of Services.
@@ -283,22 +285,21 @@ func (o *operator) stop() {
 // recheckInterval is the operator's re-check period of Ready objects.
 const recheckInterval = 5 * time.Second
 
-// configSync is what the stand-in kubelet does: hold keeps the files as they are (a kubelet that has not synced the
-// volume yet), proxyEdit, when set, changes the HAProxy file on its way (an HAProxy that refuses it).
+// configSync is what the stand-in sidecar does: hold keeps the files as they are (a sidecar that has not written them
+// yet), proxyEdit, when set, changes the main HAProxy file on its way (an HAProxy that refuses it).
 var configSync struct {
 	hold      atomic.Bool
 	proxyEdit atomic.Pointer[func(string) string]
 }
 
-// startConfigSync copies the two ConfigMaps into CoreDNS's and HAProxy's files whenever they change, as the kubelet
-// updates ConfigMap volumes; the chart's reload loop, which runs HAProxy here, notices the file change.
+// startConfigSync copies the rendered ConfigMaps (each main one with its shards) into CoreDNS's and HAProxy's files
+// whenever they change, as the sidecars do; the chart's reload loop, which runs HAProxy here, notices the change.
 func startConfigSync(ctx context.Context) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var lastDNS map[string]string
-		var lastProxy string
+		var lastDNS, lastProxy map[string]string
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -310,34 +311,33 @@ func startConfigSync(ctx context.Context) func() {
 			if configSync.hold.Load() {
 				continue
 			}
-			if cm, err := mgmtKube.CoreV1().ConfigMaps(operatorNS).Get(ctx, dnsMapName, metav1.GetOptions{}); err == nil {
-				if files := cm.Data; !maps.Equal(files, lastDNS) {
-					if err := dnsServer.Update(files); err != nil {
-						syncErrors.add(err)
-					} else {
-						lastDNS = files
-					}
+			if files, ok, err := localenv.ConfigFiles(ctx, mgmtKube, operatorNS, dnsMapName, localenv.ConfigShards); err == nil && ok && !maps.Equal(files, lastDNS) {
+				if err := dnsServer.Update(files); err != nil {
+					syncErrors.add(err)
+				} else {
+					lastDNS = files
 				}
 			}
-			if cm, err := mgmtKube.CoreV1().ConfigMaps(operatorNS).Get(ctx, proxyMapName, metav1.GetOptions{}); err == nil {
-				s := cm.Data[controller.HAProxyKey]
-				if edit := configSync.proxyEdit.Load(); edit != nil {
-					s = (*edit)(s)
-					if s != lastProxy {
-						// Written as the kubelet would, without the harness's own check: the reloader meets it.
-						if err := os.WriteFile(haproxyProc.Config, []byte(s), 0o644); err != nil {
-							syncErrors.add(err)
-						}
-						lastProxy = s
-					}
-					continue
-				}
-				if s != lastProxy {
-					if err := haproxyProc.Reload(s); err != nil {
+			files, ok, err := localenv.ConfigFiles(ctx, mgmtKube, operatorNS, proxyMapName, localenv.ConfigShards)
+			if err != nil || !ok {
+				continue
+			}
+			if edit := configSync.proxyEdit.Load(); edit != nil {
+				files[controller.HAProxyKey] = (*edit)(files[controller.HAProxyKey])
+				if !maps.Equal(files, lastProxy) {
+					// Written as the sidecar would, without the harness's own check: the reloader meets it.
+					if err := haproxyProc.Write(files); err != nil {
 						syncErrors.add(err)
-					} else {
-						lastProxy = s
 					}
+					lastProxy = files
+				}
+				continue
+			}
+			if !maps.Equal(files, lastProxy) {
+				if err := haproxyProc.Reload(files); err != nil {
+					syncErrors.add(err)
+				} else {
+					lastProxy = files
 				}
 			}
 		}

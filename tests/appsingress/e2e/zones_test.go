@@ -37,7 +37,7 @@ func TestDualStackZoneServedAndReloadedByCoreDNS(t *testing.T) {
 		VLANCIDRs:   []netip.Prefix{netip.MustParsePrefix("127.0.1.0/24"), netip.MustParsePrefix("::1/128")},
 	}
 	addr := net.JoinHostPort(proxyIP, strconv.Itoa(port))
-	server, err := coredns.Start(t.Context(), dir, dns.Render(opts, []routes.Cluster{cluster}), addr)
+	server, err := coredns.Start(t.Context(), dir, dns.Render(opts, []routes.Cluster{cluster}).All(), addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestDualStackZoneServedAndReloadedByCoreDNS(t *testing.T) {
 	}
 
 	cluster.ExternalIPs = []netip.Addr{netip.MustParseAddr("192.0.2.11"), netip.MustParseAddr("2001:db8::11")}
-	files := dns.Render(opts, []routes.Cluster{cluster})
+	files := dns.Render(opts, []routes.Cluster{cluster}).All()
 	changed := time.Now()
 	if err := server.Update(files); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestForwardingLoopStopsCoreDNS(t *testing.T) {
 	addr := net.JoinHostPort(proxyIP, strconv.Itoa(port))
 	dir := filepath.Join(t.TempDir(), "coredns")
 	opts := dns.Options{Port: port, ProxyIPs: []netip.Addr{netip.MustParseAddr(proxyIP)}, ZoneDir: dir, Upstreams: []string{addr}}
-	server, err := coredns.Start(t.Context(), dir, dns.Render(opts, nil), addr)
+	server, err := coredns.Start(t.Context(), dir, dns.Render(opts, nil).All(), addr)
 	if server != nil {
 		t.Cleanup(func() { _ = server.Stop() })
 	}

@@ -22,13 +22,15 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
-	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/haproxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
@@ -63,17 +65,17 @@ func (e *Env) StartServing(ctx context.Context) (*Serving, error) {
 		}
 	}
 	configDir := filepath.Join(e.dir, "coredns")
-	s.DNSOpts = dns.Options{Port: p.DNS, ProxyIPs: []netip.Addr{netip.MustParseAddr(ProxyIP)}, ZoneDir: configDir}
+	s.DNSOpts = dns.Options{Port: p.DNS, ProxyIPs: []netip.Addr{netip.MustParseAddr(ProxyIP)}, ZoneDir: configDir, Shards: ConfigShards}
 	s.ProxyOpts = proxy.Options{
 		BindAddress: ProxyIP, HTTPPort: p.HTTP, HTTPSPort: p.HTTPS, APIPort: p.API,
-		StatusPort: p.ProxyStatus, StateDir: haproxy.StateDir(e.dir),
+		StatusPort: p.ProxyStatus, StateDir: haproxy.StateDir(e.dir), Shards: ConfigShards,
 	}
 	s.DNSAddr = net.JoinHostPort(ProxyIP, strconv.Itoa(p.DNS))
-	if s.DNS, err = coredns.Start(ctx, configDir, dns.Render(s.DNSOpts, nil), s.DNSAddr); err != nil {
+	if s.DNS, err = coredns.Start(ctx, configDir, dns.Render(s.DNSOpts, nil).All(), s.DNSAddr); err != nil {
 		return nil, err
 	}
 	e.OnStop(func() { _ = s.DNS.Stop() })
-	if s.Proxy, err = haproxy.Start(e.dir, proxy.Render(s.ProxyOpts, nil), net.JoinHostPort(ProxyIP, strconv.Itoa(p.HTTPS))); err != nil {
+	if s.Proxy, err = haproxy.Start(e.dir, proxy.Render(s.ProxyOpts, nil).All(), net.JoinHostPort(ProxyIP, strconv.Itoa(p.HTTPS))); err != nil {
 		return nil, err
 	}
 	e.OnStop(func() { _ = s.Proxy.Stop() })
@@ -85,11 +87,35 @@ func (e *Env) StartServing(ctx context.Context) (*Serving, error) {
 	return s, nil
 }
 
-// SyncConfig copies the ConfigMaps into CoreDNS's and HAProxy's files as a kubelet would (every 100ms here) and
+// ConfigShards is how many shards the operator in these environments splits its files into: more than one, so that
+// the tests, the bench and the demo read a main ConfigMap and its shards as the chart's sidecars do.
+const ConfigShards = 2
+
+// ConfigFiles is the union of the data of the ConfigMap name and of its shards, as the sidecar writes it into the
+// server's directory; ok is false until all of them exist.
+func ConfigFiles(ctx context.Context, kube kubernetes.Interface, namespace, name string, shards int) (files map[string]string, ok bool, err error) {
+	files = map[string]string{}
+	for i := -1; i < shards; i++ {
+		n := name
+		if i >= 0 {
+			n = routes.ShardName(name, i)
+		}
+		cm, err := kube.CoreV1().ConfigMaps(namespace).Get(ctx, n, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		maps.Copy(files, cm.Data)
+	}
+	return files, true, nil
+}
+
+// SyncConfig copies the ConfigMaps into CoreDNS's and HAProxy's files as the sidecar would (every 100ms here) and
 // reloads HAProxy, until ctx ends. onDNS, if set, sees each new set of DNS files and when it was read.
 func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[string]string, at time.Time)) {
-	var lastDNS map[string]string
-	var lastProxy string
+	var lastDNS, lastProxy map[string]string
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -98,21 +124,17 @@ func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[s
 			return
 		case <-t.C:
 		}
-		if cm, err := e.MgmtKube.CoreV1().ConfigMaps(OperatorNS).Get(ctx, DNSMap, metav1.GetOptions{}); err == nil {
-			if c := cm.Data; !maps.Equal(c, lastDNS) {
-				if onDNS != nil {
-					onDNS(c, time.Now())
-				}
-				if s.DNS.Update(c) == nil {
-					lastDNS = c
-				}
+		if files, ok, err := ConfigFiles(ctx, e.MgmtKube, OperatorNS, DNSMap, ConfigShards); err == nil && ok && !maps.Equal(files, lastDNS) {
+			if onDNS != nil {
+				onDNS(files, time.Now())
+			}
+			if s.DNS.Update(files) == nil {
+				lastDNS = files
 			}
 		}
-		if cm, err := e.MgmtKube.CoreV1().ConfigMaps(OperatorNS).Get(ctx, ProxyMap, metav1.GetOptions{}); err == nil {
-			if c := cm.Data[controller.HAProxyKey]; c != lastProxy {
-				if s.Proxy.Reload(c) == nil {
-					lastProxy = c
-				}
+		if files, ok, err := ConfigFiles(ctx, e.MgmtKube, OperatorNS, ProxyMap, ConfigShards); err == nil && ok && !maps.Equal(files, lastProxy) {
+			if s.Proxy.Reload(files) == nil {
+				lastProxy = files
 			}
 		}
 	}
@@ -151,6 +173,7 @@ func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process
 	p := s.Ports
 	op, err := localproc.Start("apps-ingress-operator", filepath.Join(e.dir, "operator.log"), []string{"KUBECONFIG=" + e.Mgmt.Kubeconfig()}, bin,
 		"--namespace="+OperatorNS, "--dns-config-map="+DNSMap, "--proxy-config-map="+ProxyMap, "--proxy-ips="+ProxyIP,
+		"--config-shards="+strconv.Itoa(ConfigShards),
 		"--secret-namespaces="+ClustersNS, "--dns-port="+strconv.Itoa(p.DNS), "--dns-zone-dir="+s.DNSOpts.ZoneDir, "--dns-health-address=", "--dns-ready-address=",
 		"--proxy-http-port="+strconv.Itoa(p.HTTP), "--proxy-https-port="+strconv.Itoa(p.HTTPS), "--proxy-api-port="+strconv.Itoa(p.API),
 		"--proxy-status-port="+strconv.Itoa(p.ProxyStatus), "--proxy-state-dir="+s.ProxyOpts.StateDir,

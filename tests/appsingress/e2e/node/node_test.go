@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
@@ -108,8 +109,8 @@ func TestChartOnNode(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			cm, _ := node.Kube.CoreV1().ConfigMaps(nodeChart).Get(ctx, nodeChart+"-proxy", metav1.GetOptions{})
-			t.Logf("HAProxy's ConfigMap: %v", cm.Data)
+			files, _, err := localenv.ConfigFiles(ctx, node.Kube, nodeChart, nodeChart+"-proxy", 4)
+			t.Logf("HAProxy's ConfigMaps (%v):\n%s", err, routes.Dump(files))
 		}
 	})
 	nodetier.Eventually(t, 3*time.Minute, "the hosted API server through the chart's HAProxy", func() (bool, string, error) {
@@ -127,8 +128,8 @@ func importUpstreamImages(t *testing.T) {
 	}
 }
 
-// configSidecarsReadOnlyTheirOwn: each config sidecar's identity reads and watches its component's ConfigMap and
-// nothing else: not the other component's, not a Secret, and it writes nothing.
+// configSidecarsReadOnlyTheirOwn: each config sidecar's identity reads and watches its component's ConfigMaps (the
+// main one and a shard) and nothing else: not the other component's, not a Secret, and it writes nothing.
 func configSidecarsReadOnlyTheirOwn(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -155,10 +156,17 @@ func configSidecarsReadOnlyTheirOwn(t *testing.T) {
 			t.Fatalf("the %s sidecar cannot watch its ConfigMap: %v", component, err)
 		}
 		w.Stop()
+		if _, err := cms.Get(ctx, routes.ShardName(own.Name, 0), metav1.GetOptions{}); err != nil {
+			t.Fatalf("the %s sidecar cannot read its first shard: %v", component, err)
+		}
 		for what, err := range map[string]error{
 			"read the " + other + " ConfigMap": func() error { _, err := cms.Get(ctx, nodeChart+"-"+other, metav1.GetOptions{}); return err }(),
-			"list ConfigMaps":                  func() error { _, err := cms.List(ctx, metav1.ListOptions{}); return err }(),
-			"read Secrets":                     func() error { _, err := kube.CoreV1().Secrets(nodeChart).List(ctx, metav1.ListOptions{}); return err }(),
+			"read the " + other + " shard": func() error {
+				_, err := cms.Get(ctx, routes.ShardName(nodeChart+"-"+other, 0), metav1.GetOptions{})
+				return err
+			}(),
+			"list ConfigMaps": func() error { _, err := cms.List(ctx, metav1.ListOptions{}); return err }(),
+			"read Secrets":    func() error { _, err := kube.CoreV1().Secrets(nodeChart).List(ctx, metav1.ListOptions{}); return err }(),
 			"change its ConfigMap": func() error {
 				own.Data = map[string]string{"Corefile": "evil"}
 				_, err := cms.Update(ctx, own, metav1.UpdateOptions{})
