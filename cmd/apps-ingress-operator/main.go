@@ -95,7 +95,7 @@ func parseFlags() flags {
 	flag.DurationVar(&f.backoffMax, "backoff-max", 5*time.Minute, "longest retry delay")
 	f.manager.Register(flag.CommandLine, 50, 100)
 	flag.StringVar(&f.leaderElectionID, "leader-election-id", "apps-ingress-operator", "name of the leader election Lease")
-	flag.IntVar(&f.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "AppsIngresses reconciled in parallel")
+	flag.IntVar(&f.maxConcurrentReconciles, "max-concurrent-reconciles", 16, "AppsIngresses reconciled in parallel (most of a reconcile waits on a hosted cluster or a server)")
 	flag.Parse()
 	return f
 }

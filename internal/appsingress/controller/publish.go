@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,6 +54,23 @@ type publisher struct {
 
 	// mu serialises renders: each writes the whole set, so two at once could write an older set last.
 	mu sync.Mutex
+	// qmu guards the queue of entries waiting for the next render. Reconciles that publish while a render runs are
+	// served together by the next one (group commit): a render is linear in the fleet, so one per reconcile would
+	// make a fleet created at once wait quadratically.
+	qmu   sync.Mutex
+	queue map[string]*routes.Cluster
+	// enqueued counts publish calls; covered is the last call the latest render included, lastPub and lastErr what
+	// it gave.
+	enqueued, covered uint64
+	lastPub           published
+	lastErr           error
+	// idsMu guards proxyIDs, which checks read while a render runs.
+	idsMu sync.Mutex
+	// proxyIPsCache is the proxy Service's cluster IPs and when they were read (they change only with the Service).
+	proxyIPsCache struct {
+		ips []netip.Addr
+		at  time.Time
+	}
 	// entries are the entries last rendered, by AppsIngress key (nil: none).
 	entries map[string]*routes.Cluster
 	// renders counts the renders; proxyIDs maps each recent ConfigID of the proxy's files (main and shards) to the
@@ -60,6 +78,8 @@ type publisher struct {
 	// as up to date.
 	renders  uint64
 	proxyIDs map[string]uint64
+	// since is, for each entry rendered, the render that last changed it (guarded by idsMu).
+	since map[string]uint64
 	// pruned is set once shards beyond the configured number (left by an operator run with more) are deleted.
 	pruned bool
 	// last is the previous render's input and output: the same input is not rendered again (a render is linear in
@@ -89,14 +109,26 @@ func (p published) proxyWants(key string) []servedID {
 	return []servedID{{proxy.ConfigIDPath, p.proxyMainID}, {proxy.ShardStatusPath(i), p.proxyShardIDs[i]}}
 }
 
-// keptProxyIDs bounds proxyIDs: a replica so far behind that its id was forgotten counts as not up to date.
-const keptProxyIDs = 4096
+// keptRenders bounds proxyIDs to the ids of the latest renders: a replica so far behind that its id was forgotten
+// counts as not up to date.
+const keptRenders = 256
 
-// proxyCurrent says whether the haproxy.cfg with id is the render since or a later one.
+// entrySince is the render an entry's servers must have reached to serve it as published: the one that last
+// changed it (or, for a key with no entry, the latest).
+func (p *publisher) entrySince(key string, pub published) uint64 {
+	p.idsMu.Lock()
+	defer p.idsMu.Unlock()
+	if n, ok := p.since[key]; ok && n <= pub.render {
+		return n
+	}
+	return pub.render
+}
+
+// proxyCurrent says whether the proxy file with ConfigID id is as rendered by render since or a later one.
 func (p *publisher) proxyCurrent(since uint64) func(id string) bool {
 	return func(id string) bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
+		p.idsMu.Lock()
+		defer p.idsMu.Unlock()
 		n, ok := p.proxyIDs[id]
 		return ok && n >= since
 	}
@@ -108,9 +140,40 @@ func (p *publisher) proxyCurrent(since uint64) func(id string) bool {
 // The entries of the other AppsIngresses are the ones this publisher last wrote for them, not their status in the
 // cache: with several workers, another object's status write may not have reached the cache yet, and rendering
 // from it would drop that object's fresh entry. The cache is used for objects not published since the start.
+//
+// It returns once a render that includes override is written: its own, or one another call made meanwhile.
 func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress) (published, error) {
+	p.qmu.Lock()
+	p.enqueued++
+	ticket := p.enqueued
+	if override != nil {
+		if p.queue == nil {
+			p.queue = map[string]*routes.Cluster{}
+		}
+		var e *routes.Cluster
+		if c, ok := entry(override); ok {
+			e = &c
+		}
+		p.queue[override.Namespace+"/"+override.Name] = e
+	}
+	p.qmu.Unlock()
+
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.covered >= ticket {
+		return p.lastPub, p.lastErr
+	}
+	p.qmu.Lock()
+	batch, covered := p.queue, p.enqueued
+	p.queue = nil
+	p.qmu.Unlock()
+	p.lastPub, p.lastErr = p.render(ctx, batch)
+	p.covered = covered
+	return p.lastPub, p.lastErr
+}
+
+// render writes the configuration with the entries of batch standing in for the stored objects of the same keys.
+func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster) (published, error) {
 	var list v1alpha1.AppsIngressList
 	if err := p.client.List(ctx, &list); err != nil {
 		return published{}, err
@@ -135,15 +198,17 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 			clusters = append(clusters, *e)
 		}
 	}
-	overrideKey := ""
-	if override != nil {
-		overrideKey = override.Namespace + "/" + override.Name
-		add(overrideKey, override, true)
+	for key, e := range batch {
+		present[key] = true
+		p.entries[key] = e
+		if e != nil {
+			clusters = append(clusters, *e)
+		}
 	}
 	for i := range list.Items {
 		ai := &list.Items[i]
 		key := ai.Namespace + "/" + ai.Name
-		if key == overrideKey {
+		if _, queued := batch[key]; queued {
 			continue
 		}
 		// An object being deleted loses its entry whatever was published for it.
@@ -184,8 +249,34 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 		return p.last.pub, nil
 	}
 	p.renders++
-	if p.proxyIDs == nil || len(p.proxyIDs) >= keptProxyIDs {
-		p.proxyIDs = map[string]uint64{}
+	p.idsMu.Lock()
+	defer p.idsMu.Unlock()
+	if p.proxyIDs == nil {
+		p.proxyIDs, p.since = map[string]uint64{}, map[string]uint64{}
+	}
+	if p.renders%keptRenders == 0 {
+		maps.DeleteFunc(p.proxyIDs, func(_ string, n uint64) bool { return n+keptRenders < p.renders })
+	}
+	// An entry's wait is for the render that changed it: renders for other entries, which a fleet being created
+	// makes several times a second, move the servers on without this entry having to wait for each of them.
+	previous := make(map[string]*routes.Cluster, len(p.last.clusters))
+	for i := range p.last.clusters {
+		previous[p.last.clusters[i].Key] = &p.last.clusters[i]
+	}
+	current := make(map[string]bool, len(clusters))
+	for i := range clusters {
+		c := &clusters[i]
+		current[c.Key] = true
+		if old := previous[c.Key]; old == nil || !reflect.DeepEqual(*old, *c) {
+			p.since[c.Key] = p.renders
+		}
+	}
+	maps.DeleteFunc(p.since, func(key string, _ uint64) bool { return !current[key] })
+	if !slices.Equal(dnsOpts.ProxyIPs, p.last.proxyIPs) {
+		// Every entry's answer in the default view changed.
+		for key := range p.since {
+			p.since[key] = p.renders
+		}
 	}
 	pub := published{render: p.renders, proxyIPs: dnsOpts.ProxyIPs, proxyMainID: proxy.ConfigID(proxyFiles.Main[HAProxyKey])}
 	p.proxyIDs[pub.proxyMainID] = p.renders
@@ -285,7 +376,14 @@ func entry(ai *v1alpha1.AppsIngress) (routes.Cluster, bool) {
 	return c, len(c.ExternalIPs) > 0 || c.APIEndpoint != ""
 }
 
+// proxyIPsTTL is how long the proxy Service's cluster IPs are used without reading it again: they are immutable for
+// the Service's life, and reading them at every render would be a request per render.
+const proxyIPsTTL = 30 * time.Second
+
 func (p *publisher) proxyIPs(ctx context.Context) ([]netip.Addr, error) {
+	if c := p.proxyIPsCache; c.ips != nil && time.Since(c.at) < proxyIPsTTL {
+		return c.ips, nil
+	}
 	svc := &corev1.Service{}
 	if err := p.reader.Get(ctx, p.proxyService, svc); err != nil {
 		return nil, fmt.Errorf("reading the proxy Service %s: %w", p.proxyService, err)
@@ -299,6 +397,7 @@ func (p *publisher) proxyIPs(ctx context.Context) ([]netip.Addr, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("the proxy Service %s has no cluster IP", p.proxyService)
 	}
+	p.proxyIPsCache.ips, p.proxyIPsCache.at = out, time.Now()
 	return out, nil
 }
 

@@ -61,6 +61,13 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 	if w := first.proxyWants(keyB)[1]; p.proxyCurrent(second.render)(w.id) {
 		t.Errorf("%s of render %d counts for render %d, which changed it", w.path, first.render, second.render)
 	}
+	// The first entry waits for the render that changed it, not for every later one made for others.
+	if got := p.entrySince(keyA, second); got != first.render {
+		t.Errorf("the first entry waits for render %d, want %d (the one that changed it)", got, first.render)
+	}
+	if got := p.entrySince(keyB, second); got != second.render {
+		t.Errorf("the second entry waits for render %d, want %d", got, second.render)
+	}
 	if p.proxyCurrent(first.render)("unknown") {
 		t.Error("an id never rendered counts as current")
 	}

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/netip"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -22,6 +25,10 @@ const (
 	// OwnerAnnotation on a hosted cluster's Service names the AppsIngress (namespace/name) that manages it; the
 	// operator changes and deletes only Services that carry it with its own AppsIngress's key.
 	OwnerAnnotation = "hostedcluster.virtual-ingress.io/owner"
+	// OwnerHashLabel on a hosted cluster's Service is a hash of OwnerAnnotation's value, which is too long for a label
+	// value: the Services one AppsIngress owns are listed by it, not found among every managed Service of the
+	// namespace (a hosted cluster may hold many).
+	OwnerHashLabel = "hostedcluster.virtual-ingress.io/owner-hash"
 	// ManagedByLabel marks the Services the operator created.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	managedByValue = "apps-ingress-operator"
@@ -83,7 +90,7 @@ func desiredService(ai *v1alpha1.AppsIngress, key types.NamespacedName) *corev1a
 		spec = spec.WithLoadBalancerClass(*c)
 	}
 	return corev1ac.Service(key.Name, key.Namespace).
-		WithLabels(map[string]string{ManagedByLabel: managedByValue}).
+		WithLabels(map[string]string{ManagedByLabel: managedByValue, OwnerHashLabel: ownerHash(ai)}).
 		WithAnnotations(annotations).
 		WithSpec(spec)
 }
@@ -135,7 +142,8 @@ func deleteService(ctx context.Context, kube kubernetes.Interface, ai *v1alpha1.
 // default name follows spec.clusterName, so a renamed cluster would otherwise leave its old Service holding its
 // load-balancer address.
 func deleteStaleServices(ctx context.Context, kube kubernetes.Interface, ai *v1alpha1.AppsIngress, key types.NamespacedName) error {
-	list, err := kube.CoreV1().Services(key.Namespace).List(ctx, metav1.ListOptions{LabelSelector: ManagedByLabel + "=" + managedByValue})
+	selector := labels.Set{ManagedByLabel: managedByValue, OwnerHashLabel: ownerHash(ai)}.String()
+	list, err := kube.CoreV1().Services(key.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return err
 	}
@@ -148,6 +156,12 @@ func deleteStaleServices(ctx context.Context, kube kubernetes.Interface, ai *v1a
 		}
 	}
 	return nil
+}
+
+// ownerHash is OwnerHashLabel's value for ai.
+func ownerHash(ai *v1alpha1.AppsIngress) string {
+	sum := sha256.Sum256([]byte(ai.Namespace + "/" + ai.Name))
+	return hex.EncodeToString(sum[:10])
 }
 
 // externalIPs are the Service's load-balancer IPs, IPv4 first, each once.

@@ -33,6 +33,28 @@ type Cluster struct {
 	hash     string
 	stop     chan struct{}
 	informer cache.SharedIndexInformer
+
+	mu      sync.Mutex
+	checked map[string]time.Time
+}
+
+// CheckedWithin says whether what was found in order (Checked) less than ttl ago: a check of the hosted cluster's
+// configuration (MetalLB installed, the pool there) need not be a round of requests at every reconcile.
+func (c *Cluster) CheckedWithin(what string, ttl time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.checked[what]
+	return ok && time.Since(at) < ttl
+}
+
+// Checked records that what was found in order now.
+func (c *Cluster) Checked(what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.checked == nil {
+		c.checked = map[string]time.Time{}
+	}
+	c.checked[what] = time.Now()
 }
 
 // Synced reports whether the Service informer has listed once.

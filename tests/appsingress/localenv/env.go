@@ -39,7 +39,7 @@ const (
 	RouterNS   = "openshift-ingress"
 	metallbNS  = "metallb-system"
 	PoolName   = "apps"
-	poolCIDR   = "127.20.0.0/22"
+	poolCIDR   = "127.20.0.0/21"
 	// PoolB is a second pool: moving an AppsIngress to it makes MetalLB change the Service's IP.
 	PoolB       = "apps-b"
 	poolBCIDR   = "127.21.0.0/24"
