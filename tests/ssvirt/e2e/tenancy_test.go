@@ -5,6 +5,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -19,6 +20,8 @@ type world struct {
 	catalog api.Catalog
 	item    api.CatalogItem
 	vapp    api.VApp
+	// task is the path of the vApp's instantiation task; user is B's administrator's id.
+	task, user string
 }
 
 func newWorld(t *testing.T) world {
@@ -33,22 +36,31 @@ func newWorld(t *testing.T) world {
 		t.Fatal("org b's catalog has no items")
 	}
 	w.item = items.Values[0]
-	w.b.user.must(t, "POST", "/cloudapi/1.0.0/vdcs/"+w.vdc.ID+"/actions/instantiateTemplate", api.InstantiateRequest{
+	_, h := w.b.user.doH(t, "POST", "/cloudapi/1.0.0/vdcs/"+w.vdc.ID+"/actions/instantiateTemplate", api.InstantiateRequest{
 		Name: "app", CatalogItem: api.Ref{ID: w.item.ID}, Parameters: map[string]string{"NAME": "vm1"},
-	}, http.StatusAccepted, &w.vapp)
+	}, &w.vapp)
+	w.task = strings.TrimPrefix(h.Get("Location"), srv.url)
+	var users api.Paged[api.User]
+	w.b.admin.must(t, "GET", "/cloudapi/1.0.0/users?filter=username=="+w.b.adminN, nil, http.StatusOK, &users)
+	if w.vapp.ID == "" || !strings.HasPrefix(w.task, "/api/task/") || users.ResultTotal != 1 {
+		t.Fatalf("org b's vApp %+v, task %q, admin %+v", w.vapp, w.task, users)
+	}
+	w.user = users.Values[0].ID
 	return w
 }
 
 // Every endpoint, called by organization A's administrator and user on organization B's entities: reads,
-// writes and deletes answer what they answer for an entity that does not exist (404 for administrators; a vApp
-// user may get the 403 its role gets for any target), so existence is not revealed; lists leave B's entities out, and B's entities
+// writes and deletes answer what they answer for an entity that does not exist (Cloud Director's 403, which its
+// clients read as "not found"), so existence is not revealed; lists leave B's entities out, and B's entities
 // are all still there afterwards.
 func TestTenantIsolation(t *testing.T) {
 	w := newWorld(t)
 	b := w.b.org.ID
 	ghost := func(kind string) string { return "urn:vcloud:" + kind + ":" + uuid.NewString() }
-	actual := targets{org: b, vdc: w.vdc.ID, catalog: w.catalog.ID, item: w.item.ID, vapp: w.vapp.ID, orgName: w.b.org.Name}
-	missing := targets{org: ghost("org"), vdc: ghost("vdc"), catalog: ghost("catalog"), item: ghost("catalogitem"), vapp: ghost("vapp"), orgName: w.b.org.Name}
+	actual := targets{org: b, vdc: w.vdc.ID, catalog: w.catalog.ID, item: w.item.ID, vapp: w.vapp.ID, orgName: w.b.org.Name,
+		user: w.user, task: w.task}
+	missing := targets{org: ghost("org"), vdc: ghost("vdc"), catalog: ghost("catalog"), item: ghost("catalogitem"), vapp: ghost("vapp"),
+		orgName: w.b.org.Name, user: ghost("user"), task: "/api/task/" + uuid.NewString()}
 	for who, c := range map[string]*client{"admin": w.a.admin, "user": w.a.user} {
 		realAttempts, missingAttempts := attempts(actual, w.a.org.ID), attempts(missing, w.a.org.ID)
 		for i, a := range realAttempts {
@@ -59,8 +71,8 @@ func TestTenantIsolation(t *testing.T) {
 				t.Errorf("org a's %s: %s %s = %d; for a missing entity %d", who, a.method, a.path, got, want)
 			}
 			// Administrators pass every role check, so for them it is always "not found".
-			if who == "admin" && got != http.StatusNotFound {
-				t.Errorf("org a's admin: %s %s = %d, want 404", a.method, a.path, got)
+			if who == "admin" && got != http.StatusForbidden {
+				t.Errorf("org a's admin: %s %s = %d, want 403", a.method, a.path, got)
 			}
 		}
 		// Lists leave B's entities out.
@@ -83,7 +95,7 @@ func TestTenantIsolation(t *testing.T) {
 		var users api.Paged[api.User]
 		w.a.admin.must(t, "GET", "/cloudapi/1.0.0/users", nil, http.StatusOK, &users)
 		for _, u := range users.Values {
-			if u.Org == nil || u.Org.ID != w.a.org.ID {
+			if u.OrgEntityRef == nil || u.OrgEntityRef.ID != w.a.org.ID {
 				t.Errorf("org a's admin lists a user of another organization: %+v", u)
 			}
 		}
@@ -93,7 +105,7 @@ func TestTenantIsolation(t *testing.T) {
 	w.a.user.must(t, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: unique("x")}, http.StatusForbidden, nil)
 	w.a.user.must(t, "POST", "/cloudapi/1.0.0/catalogs", api.Catalog{Name: "mine"}, http.StatusForbidden, nil)
 	w.a.user.must(t, "GET", "/cloudapi/1.0.0/users", nil, http.StatusForbidden, nil)
-	w.a.admin.must(t, "POST", "/cloudapi/1.0.0/users", api.User{Username: unique("root"), Password: "password-x", Role: "System Administrator"}, http.StatusForbidden, nil)
+	w.a.admin.must(t, "POST", "/cloudapi/1.0.0/users", userBody(unique("root"), "password-x", "System Administrator", ""), http.StatusForbidden, nil)
 	w.a.admin.must(t, "PUT", "/cloudapi/1.0.0/orgs/"+w.a.org.ID, api.Org{Name: w.a.org.Name, Description: "mine"}, http.StatusForbidden, nil)
 
 	// B's entities survived, unchanged.
@@ -134,7 +146,7 @@ func TestSessions(t *testing.T) {
 		t.Errorf("session: %+v", s)
 	}
 	// Another session's id is not the caller's to end.
-	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/sessions/urn:vcloud:session:00000000-0000-0000-0000-000000000000", nil, http.StatusNotFound, nil)
+	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/sessions/urn:vcloud:session:00000000-0000-0000-0000-000000000000", nil, http.StatusForbidden, nil)
 	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/sessions/"+s.ID, nil, http.StatusNoContent, nil)
 	tn.user.must(t, "GET", "/cloudapi/1.0.0/orgs", nil, http.StatusUnauthorized, nil)
 	// Other sessions of the same user live on.
@@ -148,7 +160,7 @@ func TestSessions(t *testing.T) {
 	}
 }
 
-type targets struct{ org, vdc, catalog, item, vapp, orgName string }
+type targets struct{ org, vdc, catalog, item, vapp, orgName, user, task string }
 
 type attempt struct {
 	method, path string
@@ -161,7 +173,11 @@ func attempts(x targets, own string) []attempt {
 		{"GET", "/cloudapi/1.0.0/orgs/" + x.org, nil},
 		{"PUT", "/cloudapi/1.0.0/orgs/" + x.org, api.Org{Name: x.orgName, Description: "taken over"}},
 		{"DELETE", "/cloudapi/1.0.0/orgs/" + x.org, nil},
-		{"POST", "/cloudapi/1.0.0/users", api.User{Username: unique("intruder"), Password: "password-x", Role: "vApp User", Org: &api.Ref{ID: x.org}}},
+		{"POST", "/cloudapi/1.0.0/users", userBody(unique("intruder"), "password-x", "vApp User", x.org)},
+		{"GET", "/cloudapi/1.0.0/users/" + x.user, nil},
+		{"PUT", "/cloudapi/1.0.0/users/" + x.user, api.User{ID: x.user, Username: "intruder", RoleEntityRefs: []api.Ref{{Name: "vApp User"}}}},
+		{"DELETE", "/cloudapi/1.0.0/users/" + x.user, nil},
+		{"GET", x.task, nil},
 		{"GET", "/api/admin/org/" + x.org + "/vdcs", nil},
 		{"POST", "/api/admin/org/" + x.org + "/vdcs", vdcBody("evil", 0, 0, 0)},
 		{"GET", "/api/admin/org/" + x.org + "/vdcs/" + x.vdc, nil},
