@@ -20,7 +20,7 @@ var roleNames = []string{store.RoleOrgAdmin, store.RoleSystemAdmin, store.RoleVA
 var roleDescriptions = map[string]string{
 	store.RoleSystemAdmin: "everything, in every organization",
 	store.RoleOrgAdmin:    "users, catalogs and reads of VDCs in one organization, and what vApp users do",
-	store.RoleVAppUser:    "catalogs, instantiation and vApps in one organization",
+	store.RoleVAppUser:    "catalogs, instantiation, vApps and their VMs' power in one organization",
 }
 
 func roleRef(name string) Ref {

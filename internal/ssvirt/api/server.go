@@ -1,5 +1,6 @@
 // Package api serves ssvirt-api's HTTP API in the shapes of Cloud Director's CloudAPI 1.0.0: sessions,
-// organizations, users, VDCs, catalogs and their items, instantiation and vApps, and the health endpoints.
+// organizations, users, VDCs, catalogs and their items, instantiation and vApps, their VMs and power actions, and
+// the health endpoints.
 // Every tenant-reachable read goes through a store.Scope derived from the caller's token: another
 // organization's entities answer 403, exactly as ones that do not exist (Cloud Director's answer for both).
 package api
@@ -84,6 +85,13 @@ func Routes() []Route {
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps", handler: (*Server).listVApps},
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps/{vappId}", handler: (*Server).getVApp},
 		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/vapps/{vappId}", handler: (*Server).deleteVApp},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps/{vappId}/vms", handler: (*Server).listVAppVMs},
+
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vms", handler: (*Server).listVMs},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vms/{vmId}", handler: (*Server).getVM},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/powerOn", handler: (*Server).powerOn},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/powerOff", handler: (*Server).powerOff},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/reset", handler: (*Server).reset},
 	}
 }
 

@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 )
 
 // world is organization B with one of everything, and organization A whose callers must not reach any of it.
@@ -20,6 +22,7 @@ type world struct {
 	catalog api.Catalog
 	item    api.CatalogItem
 	vapp    api.VApp
+	vm      api.VM
 	// task is the path of the vApp's instantiation task; user is B's administrator's id.
 	task, user string
 }
@@ -46,6 +49,21 @@ func newWorld(t *testing.T) world {
 		t.Fatalf("org b's vApp %+v, task %q, admin %+v", w.vapp, w.task, users)
 	}
 	w.user = users.Values[0].ID
+	ti, err := templateInstance(t.Context(), w.vdc.Namespace, w.vapp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fixture.Expand(t.Context(), dyn, ti, "vm1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "org b's VM listed", 30*time.Second, func() (bool, string) {
+		var vms api.Paged[api.VM]
+		w.b.user.must(t, "GET", "/cloudapi/1.0.0/vapps/"+w.vapp.ID+"/vms", nil, http.StatusOK, &vms)
+		if len(vms.Values) == 1 && vms.Values[0].Status == "POWERED_ON" {
+			w.vm = vms.Values[0]
+		}
+		return w.vm.ID != "", "not listed as powered on yet"
+	})
 	return w
 }
 
@@ -58,9 +76,9 @@ func TestTenantIsolation(t *testing.T) {
 	b := w.b.org.ID
 	ghost := func(kind string) string { return "urn:vcloud:" + kind + ":" + uuid.NewString() }
 	actual := targets{org: b, vdc: w.vdc.ID, catalog: w.catalog.ID, item: w.item.ID, vapp: w.vapp.ID, orgName: w.b.org.Name,
-		user: w.user, task: w.task}
+		user: w.user, task: w.task, vm: w.vm.ID}
 	missing := targets{org: ghost("org"), vdc: ghost("vdc"), catalog: ghost("catalog"), item: ghost("catalogitem"), vapp: ghost("vapp"),
-		orgName: w.b.org.Name, user: ghost("user"), task: "/api/task/" + uuid.NewString()}
+		orgName: w.b.org.Name, user: ghost("user"), task: "/api/task/" + uuid.NewString(), vm: ghost("vm")}
 	for who, c := range map[string]*client{"admin": w.a.admin, "user": w.a.user} {
 		realAttempts, missingAttempts := attempts(actual, w.a.org.ID), attempts(missing, w.a.org.ID)
 		for i, a := range realAttempts {
@@ -76,7 +94,8 @@ func TestTenantIsolation(t *testing.T) {
 			}
 		}
 		// Lists leave B's entities out.
-		for _, path := range []string{"/cloudapi/1.0.0/orgs", "/cloudapi/1.0.0/vdcs", "/cloudapi/1.0.0/catalogs", "/cloudapi/1.0.0/vapps"} {
+		for _, path := range []string{"/cloudapi/1.0.0/orgs", "/cloudapi/1.0.0/vdcs", "/cloudapi/1.0.0/catalogs", "/cloudapi/1.0.0/vapps",
+			"/cloudapi/1.0.0/vms"} {
 			var page api.Paged[json.RawMessage]
 			c.must(t, "GET", path, nil, http.StatusOK, &page)
 			for _, v := range page.Values {
@@ -116,6 +135,9 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	w.b.user.must(t, "GET", "/cloudapi/1.0.0/catalogs/"+w.catalog.ID, nil, http.StatusOK, nil)
 	w.b.user.must(t, "GET", "/cloudapi/1.0.0/vapps/"+w.vapp.ID, nil, http.StatusOK, nil)
+	if v := w.b.user.getVM(t, w.vm.ID); v != w.vm {
+		t.Errorf("org b's VM changed: %+v, was %+v", v, w.vm)
+	}
 	var org api.Org
 	w.b.admin.must(t, "GET", "/cloudapi/1.0.0/orgs/"+b, nil, http.StatusOK, &org)
 	if org.Description != "" {
@@ -160,7 +182,7 @@ func TestSessions(t *testing.T) {
 	}
 }
 
-type targets struct{ org, vdc, catalog, item, vapp, orgName, user, task string }
+type targets struct{ org, vdc, catalog, item, vapp, orgName, user, task, vm string }
 
 type attempt struct {
 	method, path string
@@ -196,6 +218,11 @@ func attempts(x targets, own string) []attempt {
 		{"GET", "/cloudapi/1.0.0/catalogs/" + x.catalog + "/catalogItems", nil},
 		{"GET", "/cloudapi/1.0.0/catalogs/" + x.catalog + "/catalogItems/" + x.item, nil},
 		{"GET", "/cloudapi/1.0.0/vapps/" + x.vapp, nil},
+		{"GET", "/cloudapi/1.0.0/vapps/" + x.vapp + "/vms", nil},
+		{"GET", "/cloudapi/1.0.0/vms/" + x.vm, nil},
+		{"POST", "/cloudapi/1.0.0/vms/" + x.vm + "/actions/powerOff", nil},
+		{"POST", "/cloudapi/1.0.0/vms/" + x.vm + "/actions/powerOn", nil},
+		{"POST", "/cloudapi/1.0.0/vms/" + x.vm + "/actions/reset", nil},
 		{"DELETE", "/cloudapi/1.0.0/vapps/" + x.vapp, nil},
 	}
 }
