@@ -37,6 +37,7 @@ func parseFlags() flags {
 	flag.StringVar(&f.bootstrapAdmin, "bootstrap-admin", "admin", "name of the system administrator created at first start when there is none; its password comes from $SSVIRT_BOOTSTRAP_ADMIN_PASSWORD")
 	flag.StringVar(&f.kube.TemplateNamespace, "template-namespace", "openshift", "namespace whose Templates are the catalog items")
 	flag.DurationVar(&f.kube.ResyncPeriod, "resync-period", time.Minute, "how often every VDC is compared with its namespace without an event")
+	flag.DurationVar(&f.kube.PowerTimeout, "power-timeout", 10*time.Minute, "how long a power action waits for the VM's status before its task ends in error")
 	f.manager.Register(flag.CommandLine, 50, 100)
 	flag.Parse()
 	return f

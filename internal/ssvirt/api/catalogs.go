@@ -47,12 +47,17 @@ func itemOut(catalogID string, t kube.Template) CatalogItem {
 	}
 }
 
+var catalogFields = fields{
+	"id": urn("id", naming.KindCatalog), "name": text("name"), "description": text("description"),
+	"org.id": urn("org_id", naming.KindOrg),
+}
+
 func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageOf(r)
+	lr, err := parseList(r, catalogFields)
 	if err != nil {
 		return err
 	}
-	cats, total, err := s.store.ListCatalogs(r.Context(), principal(r).Scope(), p)
+	cats, total, err := s.store.ListCatalogs(r.Context(), principal(r).Scope(), lr.query())
 	if err != nil {
 		return err
 	}
@@ -60,7 +65,7 @@ func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range cats {
 		out[i] = catalogOut(c)
 	}
-	writeJSON(w, http.StatusOK, paged(p, total, out))
+	writePage(w, r, lr.page, total, out)
 	return nil
 }
 
@@ -96,7 +101,7 @@ func (s *Server) createCatalog(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("org.id is required")
 	}
 	if _, err := s.store.GetOrg(r.Context(), p.Scope(), orgID); errors.Is(err, store.ErrNotFound) {
-		return notFound("organization")
+		return noAccess("organization")
 	} else if err != nil {
 		return err
 	}
@@ -118,7 +123,7 @@ func (s *Server) catalog(r *http.Request) (store.Catalog, error) {
 	}
 	c, err := s.store.GetCatalog(r.Context(), principal(r).Scope(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return c, notFound("catalog")
+		return c, noAccess("catalog")
 	}
 	return c, err
 }
@@ -162,7 +167,7 @@ func (s *Server) listCatalogItems(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	p, err := pageOf(r)
+	lr, err := parseList(r, itemFields)
 	if err != nil {
 		return err
 	}
@@ -170,14 +175,22 @@ func (s *Server) listCatalogItems(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	start := min((p.Page-1)*p.PageSize, len(ts))
-	end := min(start+p.PageSize, len(ts))
-	out := make([]CatalogItem, 0, end-start)
-	for _, t := range ts[start:end] {
-		out = append(out, itemOut(c.ID, t))
+	items := make([]CatalogItem, len(ts))
+	for i, t := range ts {
+		items[i] = itemOut(c.ID, t)
 	}
-	writeJSON(w, http.StatusOK, paged(p, len(ts), out))
+	out, total := window(lr, items, CatalogItem.field)
+	writePage(w, r, lr.page, total, out)
 	return nil
+}
+
+// itemFields: catalog items are Templates, not rows; they are filtered and sorted in memory.
+var itemFields = fields{"id": urn("", naming.KindCatalogItem), "name": text(""), "description": text(""),
+	"templateName": text(""), "version": text("")}
+
+func (it CatalogItem) field(name string) string {
+	return map[string]string{"id": it.ID, "name": it.Name, "description": it.Description, "templateName": it.TemplateName,
+		"version": it.Version}[name]
 }
 
 func (s *Server) getCatalogItem(w http.ResponseWriter, r *http.Request) error {
@@ -199,5 +212,5 @@ func (s *Server) getCatalogItem(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	return notFound("catalog item")
+	return noAccess("catalog item")
 }

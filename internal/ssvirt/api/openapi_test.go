@@ -112,7 +112,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Error": api.Error{}, "Ref": api.Ref{}, "Check": api.Check{}, "Readiness": api.Readiness{}, "Session": api.Session{},
 		"Org": api.Org{}, "User": api.User{}, "VDC": api.VDC{}, "Capacity": api.Capacity{}, "Catalog": api.Catalog{},
 		"CatalogItem": api.CatalogItem{}, "Parameter": kube.Parameter{}, "InstantiateRequest": api.InstantiateRequest{},
-		"VApp": api.VApp{},
+		"VApp": api.VApp{}, "Role": api.Role{}, "Task": api.Task{}, "TaskRef": api.TaskRef{},
 	} {
 		schema, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -39,12 +39,17 @@ func (o Org) check() error {
 	return checkText("description", o.Description, 1024)
 }
 
+var orgFields = fields{
+	"id": urn("id", naming.KindOrg), "name": text("name"), "displayName": text("display_name"),
+	"description": text("description"), "isEnabled": boolean("enabled"),
+}
+
 func (s *Server) listOrgs(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageOf(r)
+	lr, err := parseList(r, orgFields)
 	if err != nil {
 		return err
 	}
-	orgs, total, err := s.store.ListOrgs(r.Context(), principal(r).Scope(), p)
+	orgs, total, err := s.store.ListOrgs(r.Context(), principal(r).Scope(), lr.query())
 	if err != nil {
 		return err
 	}
@@ -52,7 +57,7 @@ func (s *Server) listOrgs(w http.ResponseWriter, r *http.Request) error {
 	for i, o := range orgs {
 		out[i] = orgOut(o)
 	}
-	writeJSON(w, http.StatusOK, paged(p, total, out))
+	writePage(w, r, lr.page, total, out)
 	return nil
 }
 
@@ -92,7 +97,7 @@ func (s *Server) getOrg(w http.ResponseWriter, r *http.Request) error {
 	}
 	o, err := s.store.GetOrg(r.Context(), principal(r).Scope(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("organization")
+		return noAccess("organization")
 	}
 	if err != nil {
 		return err
@@ -110,7 +115,7 @@ func (s *Server) updateOrg(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	cur, err := s.store.GetOrg(r.Context(), p.Scope(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("organization")
+		return noAccess("organization")
 	}
 	if err != nil {
 		return err
@@ -153,7 +158,7 @@ func (s *Server) deleteOrg(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := principal(r)
 	if _, err := s.store.GetOrg(r.Context(), p.Scope(), id); errors.Is(err, store.ErrNotFound) {
-		return notFound("organization")
+		return noAccess("organization")
 	} else if err != nil {
 		return err
 	}

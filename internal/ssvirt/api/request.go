@@ -86,7 +86,7 @@ func paged[T any](p store.Page, total int, values []T) Paged[T] {
 func idOf(r *http.Request, name, kind, what string) (string, error) {
 	id, ok := naming.ParseURN(kind, r.PathValue(name))
 	if !ok {
-		return "", notFound(what)
+		return "", noAccess(what)
 	}
 	return id, nil
 }

@@ -1,7 +1,8 @@
 // Package api serves ssvirt-api's HTTP API in the shapes of Cloud Director's CloudAPI 1.0.0: sessions,
-// organizations, users, VDCs, catalogs and their items, instantiation and vApps, and the health endpoints.
+// organizations, users, VDCs, catalogs and their items, instantiation and vApps, their VMs and power actions, and
+// the health endpoints.
 // Every tenant-reachable read goes through a store.Scope derived from the caller's token: another
-// organization's entities answer 404, exactly as ones that do not exist.
+// organization's entities answer 403, exactly as ones that do not exist (Cloud Director's answer for both).
 package api
 
 import (
@@ -42,6 +43,8 @@ func Routes() []Route {
 		{Method: "GET", Pattern: "/healthz", public: true, handler: (*Server).healthz},
 		{Method: "GET", Pattern: "/readyz", public: true, handler: (*Server).readyz},
 		{Method: "GET", Pattern: "/cloudapi/openapi.yaml", public: true, handler: (*Server).openapi},
+		{Method: "GET", Pattern: "/api/versions", public: true, handler: (*Server).versions},
+		{Method: "GET", Pattern: "/api/task/{taskId}", handler: (*Server).getTask},
 
 		{Method: "POST", Pattern: "/cloudapi/1.0.0/sessions", public: true, handler: (*Server).login},
 		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/sessions", handler: (*Server).logoutLoginURL},
@@ -58,6 +61,10 @@ func Routes() []Route {
 
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/users", handler: (*Server).listUsers},
 		{Method: "POST", Pattern: "/cloudapi/1.0.0/users", handler: (*Server).createUser},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/users/{userId}", handler: (*Server).getUser},
+		{Method: "PUT", Pattern: "/cloudapi/1.0.0/users/{userId}", handler: (*Server).updateUser},
+		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/users/{userId}", handler: (*Server).deleteUser},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/roles", handler: (*Server).listRoles},
 
 		{Method: "GET", Pattern: "/api/admin/org/{orgId}/vdcs", handler: (*Server).adminListVDCs},
 		{Method: "POST", Pattern: "/api/admin/org/{orgId}/vdcs", handler: (*Server).createVDC},
@@ -78,6 +85,13 @@ func Routes() []Route {
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps", handler: (*Server).listVApps},
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps/{vappId}", handler: (*Server).getVApp},
 		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/vapps/{vappId}", handler: (*Server).deleteVApp},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps/{vappId}/vms", handler: (*Server).listVAppVMs},
+
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vms", handler: (*Server).listVMs},
+		{Method: "GET", Pattern: "/cloudapi/1.0.0/vms/{vmId}", handler: (*Server).getVM},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/powerOn", handler: (*Server).powerOn},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/powerOff", handler: (*Server).powerOff},
+		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/reset", handler: (*Server).reset},
 	}
 }
 
@@ -108,7 +122,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, serve)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, Error{MinorErrorCode: CodeNotFound, Message: "no such resource: " + r.URL.Path})
+		writeError(w, r, &apiError{http.StatusNotFound, CodeNotFound, "no such resource: " + r.URL.Path})
 	})
 	return headers(trimTrailingSlash(mux))
 }

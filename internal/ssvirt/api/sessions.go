@@ -15,10 +15,19 @@ import (
 // SystemOrgName is the organization name system administrators log in with, as in Cloud Director.
 const SystemOrgName = "System"
 
+// systemOrgURN names the System organization, which has no row.
+const systemOrgURN = "urn:vcloud:org:system"
+
+// HeaderTenantContext is how Cloud Director's clients ask, as a system administrator, to act inside one
+// organization: the organization's id, bare or as a URN.
+const HeaderTenantContext = "X-VMWARE-VCLOUD-TENANT-CONTEXT"
+
 // Principal is the authenticated caller.
 type Principal struct {
 	UserID, Username, OrgID, Role, TokenID string
 	ExpiresAt                              time.Time
+	// tenantContext narrows a system administrator's scope to one organization.
+	tenantContext string
 }
 
 type principalKey struct{}
@@ -28,7 +37,7 @@ func principal(r *http.Request) Principal { return r.Context().Value(principalKe
 // Scope is what the caller may see: everything for a system administrator, its organization otherwise.
 func (p Principal) Scope() store.Scope {
 	if p.Role == store.RoleSystemAdmin {
-		return store.Scope{}
+		return store.Scope{OrgID: p.tenantContext}
 	}
 	return store.Scope{OrgID: p.OrgID}
 }
@@ -36,14 +45,36 @@ func (p Principal) Scope() store.Scope {
 func (p Principal) sysAdmin() bool { return p.Role == store.RoleSystemAdmin }
 func (p Principal) orgAdmin() bool { return p.Role == store.RoleOrgAdmin || p.sysAdmin() }
 
-var errUnauthorized = &apiError{http.StatusUnauthorized, CodeUnauthorized, "authentication required: log in with POST /cloudapi/1.0.0/sessions and send the token as 'Authorization: Bearer <token>'"}
+var errUnauthorized = &apiError{http.StatusUnauthorized, CodeUnauthorized, "authentication required: log in with POST /cloudapi/1.0.0/sessions and send the token as 'Authorization: Bearer <token>' or in X-VMWARE-VCLOUD-ACCESS-TOKEN"}
+
+// bearerToken reads the token from "Authorization: Bearer" (the scheme in any case, RFC 9110 §11.1: Cloud
+// Director's Go SDK sends "bearer") or from X-VMWARE-VCLOUD-ACCESS-TOKEN, where Cloud Director's clients also
+// send it (and only there when they log out). Two different tokens in one request are refused, not chosen from.
+func bearerToken(r *http.Request) (string, error) {
+	var fromAuth string
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return "", errUnauthorized
+		}
+		fromAuth = strings.TrimSpace(token)
+	}
+	fromHeader := strings.TrimSpace(r.Header.Get(HeaderAccessToken))
+	switch {
+	case fromAuth != "" && fromHeader != "" && fromAuth != fromHeader:
+		return "", &apiError{http.StatusUnauthorized, CodeUnauthorized, "the request carries two different tokens"}
+	case fromAuth != "":
+		return fromAuth, nil
+	case fromHeader != "":
+		return fromHeader, nil
+	}
+	return "", errUnauthorized
+}
 
 func (s *Server) authenticate(r *http.Request) (Principal, error) {
-	// The scheme is case-insensitive (RFC 9110 §11.1): Cloud Director's Go SDK sends "bearer".
-	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	token = strings.TrimSpace(token)
-	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return Principal{}, errUnauthorized
+	token, err := bearerToken(r)
+	if err != nil {
+		return Principal{}, err
 	}
 	c, err := s.issuer.Verify(token)
 	if err != nil {
@@ -57,14 +88,41 @@ func (s *Server) authenticate(r *http.Request) (Principal, error) {
 		return Principal{}, &apiError{http.StatusUnauthorized, CodeUnauthorized, "the session was logged out: log in again"}
 	}
 	// Disabled or deleted accounts lose their sessions at once, not at expiry.
-	u, err := s.store.GetUser(r.Context(), c.Subject)
+	u, err := s.store.GetUser(r.Context(), store.Scope{}, c.Subject)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !u.Enabled) {
 		return Principal{}, &apiError{http.StatusUnauthorized, CodeUnauthorized, "the account is disabled or gone"}
 	}
 	if err != nil {
 		return Principal{}, err
 	}
-	return Principal{UserID: u.ID, Username: u.Username, OrgID: u.OrgID, Role: u.Role, TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time}, nil
+	p := Principal{UserID: u.ID, Username: u.Username, OrgID: u.OrgID, Role: u.Role, TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time}
+	return p, s.tenantContext(r, &p)
+}
+
+// tenantContext applies X-VMWARE-VCLOUD-TENANT-CONTEXT: a system administrator's scope narrows to the
+// organization; anyone else may only name their own (a context never widens what a caller sees).
+func (s *Server) tenantContext(r *http.Request, p *Principal) error {
+	raw := r.Header.Get(HeaderTenantContext)
+	if raw == "" {
+		return nil
+	}
+	id := strings.TrimPrefix(raw, "urn:vcloud:org:")
+	if !p.sysAdmin() {
+		if id != p.OrgID {
+			return noAccess("organization " + raw)
+		}
+		return nil
+	}
+	if _, ok := naming.ParseURN(naming.KindOrg, naming.URN(naming.KindOrg, id)); !ok {
+		return noAccess("organization " + raw)
+	}
+	if _, err := s.store.GetOrg(r.Context(), store.Scope{}, id); errors.Is(err, store.ErrNotFound) {
+		return noAccess("organization " + raw)
+	} else if err != nil {
+		return err
+	}
+	p.tenantContext = id
+	return nil
 }
 
 // Session is the answer to a login.
@@ -98,9 +156,8 @@ func (s *Server) loginAs(w http.ResponseWriter, r *http.Request, provider bool) 
 	if !ok {
 		return &apiError{http.StatusUnauthorized, CodeUnauthorized, "log in with HTTP basic authentication: user@organization:password"}
 	}
-	username, orgName, _ := strings.Cut(name, "@")
 	refused := &apiError{http.StatusUnauthorized, CodeUnauthorized, "wrong user name, organization or password"}
-	u, err := s.store.UserByName(r.Context(), username)
+	u, err := s.loginUser(r, name)
 	if errors.Is(err, store.ErrNotFound) {
 		auth.SpendLoginTime(password)
 		return refused
@@ -114,9 +171,6 @@ func (s *Server) loginAs(w http.ResponseWriter, r *http.Request, provider bool) 
 	org, err := s.orgRef(r.Context(), u.OrgID)
 	if err != nil {
 		return err
-	}
-	if orgName != "" && !strings.EqualFold(orgName, org.Name) {
-		return refused
 	}
 	if u.OrgID != "" {
 		o, err := s.store.GetOrg(r.Context(), store.Scope{}, u.OrgID)
@@ -140,9 +194,33 @@ func (s *Server) loginAs(w http.ResponseWriter, r *http.Request, provider bool) 
 	return nil
 }
 
+// loginUser finds the account "user@organization" names ("System" for system administrators); a bare "user"
+// names the one account of that name, if only one organization has it.
+func (s *Server) loginUser(r *http.Request, name string) (store.User, error) {
+	username, orgName, hasOrg := strings.Cut(name, "@")
+	switch {
+	case !hasOrg:
+		users, err := s.store.UsersNamed(r.Context(), username)
+		if err != nil {
+			return store.User{}, err
+		}
+		if len(users) != 1 {
+			return store.User{}, store.ErrNotFound
+		}
+		return users[0], nil
+	case strings.EqualFold(orgName, SystemOrgName):
+		return s.store.UserByName(r.Context(), "", username)
+	}
+	o, err := s.store.OrgByName(r.Context(), orgName)
+	if err != nil {
+		return store.User{}, err
+	}
+	return s.store.UserByName(r.Context(), o.ID, username)
+}
+
 func (s *Server) orgRef(ctx context.Context, orgID string) (Ref, error) {
 	if orgID == "" {
-		return Ref{Name: SystemOrgName, ID: "urn:vcloud:org:system"}, nil
+		return Ref{Name: SystemOrgName, ID: systemOrgURN}, nil
 	}
 	o, err := s.store.GetOrg(ctx, store.Scope{}, orgID)
 	if err != nil {
@@ -157,7 +235,7 @@ func ownSession(r *http.Request, p Principal) error {
 	if id == "current" || id == naming.URN(naming.KindSession, p.TokenID) {
 		return nil
 	}
-	return notFound("session")
+	return noAccess("session " + id)
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {

@@ -94,7 +94,7 @@ func (s *Server) instantiate(w http.ResponseWriter, r *http.Request) error {
 	}
 	v, err := s.store.GetVDC(r.Context(), p.Scope(), vdcID)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("VDC")
+		return noAccess("VDC")
 	}
 	if err != nil {
 		return err
@@ -139,13 +139,24 @@ func (s *Server) instantiate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The task exists before the TemplateInstance, so that the reconciler cannot see the instance end before there
+	// is a task to finish.
+	task, err := s.startTask(r, app.OrgID, store.OpInstantiate, naming.KindVApp, app.ID, app.Name)
+	if err != nil {
+		if dErr := s.store.DeleteVApp(r.Context(), store.Scope{}, app.ID); dErr != nil {
+			s.log.Error(dErr, "removing the row of a failed instantiation", "vapp", app.ID)
+		}
+		return err
+	}
 	if err := s.cluster.Instantiate(r.Context(), app, t, in.Parameters, p.Username); err != nil {
 		if dErr := s.store.DeleteVApp(r.Context(), store.Scope{}, app.ID); dErr != nil {
 			s.log.Error(dErr, "removing the row of a failed instantiation", "vapp", app.ID)
 		}
-		return unavailable("Kubernetes did not take the TemplateInstance: " + err.Error())
+		msg := "Kubernetes did not take the TemplateInstance: " + err.Error()
+		_ = s.store.FinishTask(r.Context(), task.ID, store.TaskError, msg)
+		return unavailable(msg)
 	}
-	writeJSON(w, http.StatusAccepted, vappOut(app))
+	accepted(w, r, task, vappOut(app))
 	return nil
 }
 
@@ -156,7 +167,7 @@ func (s *Server) catalogItem(r *http.Request, orgID, itemID string) (kube.Templa
 		return kube.Template{}, err
 	}
 	for page := 1; ; page++ {
-		cats, total, err := s.store.ListCatalogs(r.Context(), store.Scope{OrgID: orgID}, store.Page{Page: page, PageSize: MaxPageSize})
+		cats, total, err := s.store.ListCatalogs(r.Context(), store.Scope{OrgID: orgID}, store.Query{Page: store.Page{Page: page, PageSize: MaxPageSize}})
 		if err != nil {
 			return kube.Template{}, err
 		}
@@ -168,17 +179,22 @@ func (s *Server) catalogItem(r *http.Request, orgID, itemID string) (kube.Templa
 			}
 		}
 		if page*MaxPageSize >= total {
-			return kube.Template{}, notFound("catalog item")
+			return kube.Template{}, noAccess("catalog item")
 		}
 	}
 }
 
+var vappFields = fields{
+	"id": urn("id", naming.KindVApp), "name": text("name"), "description": text("description"), "status": text("status"),
+	"vdc.id": urn("vdc_id", naming.KindVDC), "org.id": urn("org_id", naming.KindOrg), "templateName": text("template_name"),
+}
+
 func (s *Server) listVApps(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageOf(r)
+	lr, err := parseList(r, vappFields)
 	if err != nil {
 		return err
 	}
-	apps, total, err := s.store.ListVApps(r.Context(), principal(r).Scope(), "", p)
+	apps, total, err := s.store.ListVApps(r.Context(), principal(r).Scope(), "", lr.query())
 	if err != nil {
 		return err
 	}
@@ -186,7 +202,7 @@ func (s *Server) listVApps(w http.ResponseWriter, r *http.Request) error {
 	for i, a := range apps {
 		out[i] = vappOut(a)
 	}
-	writeJSON(w, http.StatusOK, paged(p, total, out))
+	writePage(w, r, lr.page, total, out)
 	return nil
 }
 
@@ -197,7 +213,7 @@ func (s *Server) vapp(r *http.Request) (store.VApp, error) {
 	}
 	a, err := s.store.GetVApp(r.Context(), principal(r).Scope(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return a, notFound("vApp")
+		return a, noAccess("vApp")
 	}
 	return a, err
 }
@@ -224,6 +240,9 @@ func (s *Server) deleteVApp(w http.ResponseWriter, r *http.Request) error {
 		return unavailable("Kubernetes did not delete the TemplateInstance; the vApp is kept: " + err.Error())
 	}
 	if err := s.store.DeleteVApp(r.Context(), store.Scope{}, a.ID); err != nil {
+		return err
+	}
+	if err := s.store.FinishTasks(r.Context(), a.ID, store.OpInstantiate, store.TaskError, "the vApp was deleted before it was deployed"); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

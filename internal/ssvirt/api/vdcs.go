@@ -94,7 +94,7 @@ func (s *Server) adminOrg(r *http.Request) (store.Org, error) {
 	}
 	o, err := s.store.GetOrg(r.Context(), principal(r).Scope(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Org{}, notFound("organization")
+		return store.Org{}, noAccess("organization")
 	}
 	if err != nil {
 		return store.Org{}, err
@@ -116,17 +116,23 @@ func (s *Server) adminVDC(r *http.Request) (store.Org, store.VDC, error) {
 	}
 	v, err := s.store.GetVDC(r.Context(), store.Scope{OrgID: o.ID}, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return o, v, notFound("VDC")
+		return o, v, noAccess("VDC")
 	}
 	return o, v, err
 }
 
+var vdcFields = fields{
+	"id": urn("v.id", naming.KindVDC), "name": text("v.name"), "description": text("v.description"),
+	"isEnabled": boolean("v.enabled"), "org.id": urn("v.org_id", naming.KindOrg), "status": text("v.k8s_state"),
+	"namespace": text("v.namespace"),
+}
+
 func (s *Server) writeVDCs(w http.ResponseWriter, r *http.Request, orgID string) error {
-	p, err := pageOf(r)
+	lr, err := parseList(r, vdcFields)
 	if err != nil {
 		return err
 	}
-	vdcs, total, err := s.store.ListVDCs(r.Context(), principal(r).Scope(), orgID, p)
+	vdcs, total, err := s.store.ListVDCs(r.Context(), principal(r).Scope(), orgID, lr.query())
 	if err != nil {
 		return err
 	}
@@ -134,7 +140,7 @@ func (s *Server) writeVDCs(w http.ResponseWriter, r *http.Request, orgID string)
 	for i, v := range vdcs {
 		out[i] = vdcOut(v)
 	}
-	writeJSON(w, http.StatusOK, paged(p, total, out))
+	writePage(w, r, lr.page, total, out)
 	return nil
 }
 
@@ -155,7 +161,7 @@ func (s *Server) getVDC(w http.ResponseWriter, r *http.Request) error {
 	}
 	v, err := s.store.GetVDC(r.Context(), principal(r).Scope(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("VDC")
+		return noAccess("VDC")
 	}
 	if err != nil {
 		return err
@@ -296,7 +302,8 @@ func (s *Server) updateVDC(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deleteVDC hides the VDC at once, deletes the namespace, then the row: 204 when the namespace is already
-// gone, 202 while Kubernetes deletes it or while Kubernetes is unreachable (the reconciler finishes either).
+// gone, 202 with a task while Kubernetes deletes it or while Kubernetes is unreachable (the reconciler finishes
+// either, and the task with it).
 func (s *Server) deleteVDC(w http.ResponseWriter, r *http.Request) error {
 	_, v, err := s.adminVDC(r)
 	if err != nil {
@@ -310,10 +317,18 @@ func (s *Server) deleteVDC(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
+	// The task exists before the reconciler can finish the deletion.
+	task, err := s.startTask(r, v.OrgID, store.OpDeleteVDC, naming.KindVDC, v.ID, v.Name)
+	if err != nil {
+		return err
+	}
 	if s.cluster.Available() {
 		gone, err := s.cluster.DeleteNamespace(r.Context(), v.Namespace, v.ID)
 		if err == nil && gone {
 			if err := s.store.DeleteVDCRow(r.Context(), v.ID); err != nil {
+				return err
+			}
+			if err := s.store.FinishTask(r.Context(), task.ID, store.TaskSuccess, "the namespace is gone"); err != nil {
 				return err
 			}
 			w.WriteHeader(http.StatusNoContent)
@@ -321,6 +336,6 @@ func (s *Server) deleteVDC(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	s.cluster.Enqueue(v.Namespace)
-	w.WriteHeader(http.StatusAccepted)
+	accepted(w, r, task, nil)
 	return nil
 }

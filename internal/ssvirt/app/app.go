@@ -139,7 +139,10 @@ func bootstrap(ctx context.Context, st *store.Store, cfg Config) error {
 	return err
 }
 
-// prune forgets logged-out sessions once their tokens have expired anyway.
+// taskRetention is how long an ended task can still be read.
+const taskRetention = 24 * time.Hour
+
+// prune forgets logged-out sessions once their tokens have expired anyway, and tasks that ended long ago.
 func prune(ctx context.Context, st *store.Store, log logr.Logger) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
@@ -150,6 +153,9 @@ func prune(ctx context.Context, st *store.Store, log logr.Logger) {
 		case <-t.C:
 			if err := st.PruneRevokedSessions(ctx); err != nil {
 				log.Error(err, "pruning revoked sessions")
+			}
+			if err := st.PruneTasks(ctx, time.Now().Add(-taskRetention)); err != nil {
+				log.Error(err, "pruning tasks")
 			}
 		}
 	}

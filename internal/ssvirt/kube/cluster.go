@@ -37,6 +37,9 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// HealthInterval is how often the API server's /readyz is asked. Default 2 seconds.
 	HealthInterval time.Duration
+	// PowerTimeout bounds a power action: a VM whose status does not say it is done by then ends its task in error.
+	// Default 10 minutes (a first start pulls the VM's disk image).
+	PowerTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -48,6 +51,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.HealthInterval <= 0 {
 		o.HealthInterval = 2 * time.Second
+	}
+	if o.PowerTimeout <= 0 {
+		o.PowerTimeout = 10 * time.Minute
 	}
 	return o
 }
@@ -78,12 +84,14 @@ func managedBySelector() labels.Selector {
 	return labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy})
 }
 
-// CacheOptions limits the informer cache to what ssvirt-api made (by label) and the Templates that are
-// catalog items: the process never holds every namespace or Secret of the cluster.
+// CacheOptions limits the informer cache to what ssvirt-api made (by label), the Templates that are catalog items,
+// and the VirtualMachines template controllers made (trimmed to their run strategy and status): the process never
+// holds every namespace or Secret of the cluster, nor a VM's definition.
 func CacheOptions(opts Options) cache.Options {
 	opts = opts.withDefaults()
 	own := cache.ByObject{Label: managedBySelector()}
 	hasVersion, _ := labels.NewRequirement(LabelTemplateVersion, selection.Exists, nil)
+	madeByTemplate, _ := labels.NewRequirement(LabelTemplateInstanceOwner, selection.Exists, nil)
 	template := &unstructured.Unstructured{}
 	template.SetGroupVersionKind(TemplateGVK)
 	instance := &unstructured.Unstructured{}
@@ -94,6 +102,7 @@ func CacheOptions(opts Options) cache.Options {
 			&corev1.ResourceQuota{}:       own,
 			&networkingv1.NetworkPolicy{}: own,
 			instance:                      own,
+			newVM():                       {Label: labels.NewSelector().Add(*madeByTemplate), Transform: trimVM},
 			template: {
 				Label:      labels.NewSelector().Add(*hasVersion),
 				Namespaces: map[string]cache.Config{opts.TemplateNamespace: {}},
@@ -126,6 +135,15 @@ func Setup(mgr manager.Manager, st *store.Store, opts Options) (*Cluster, error)
 		return nil, err
 	}
 	if err := k.setupVAppController(mgr); err != nil {
+		return nil, err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), newVM(), indexUID, uidIndex); err != nil {
+		return nil, err
+	}
+	if err := k.setupPowerController(mgr); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(manager.RunnableFunc(k.runDeadlines)); err != nil {
 		return nil, err
 	}
 	// Every replica serves the API and needs its own view of Kubernetes' health, leader or not.

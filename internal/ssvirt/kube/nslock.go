@@ -5,8 +5,10 @@ import "sync"
 // namespaceLocks serialises what is written to one VDC namespace. The API writes the database and then applies it;
 // the reconciler reads the database and then applies it. Without a lock the reconciler can read a VDC just before the
 // API's update commits and apply that older state just after the API applied the new one, undoing it until the next
-// event. With the reconciler's read inside the lock, whichever applies last has read the database last. (One replica:
-// the chart runs one, and the API and the reconciler share the process.)
+// event. With the reconciler's read inside the lock, whichever applies last has read the database last. The lock is
+// one process's: with several replicas (PostgreSQL), the reconciler runs in the leader only and another replica's API
+// can still interleave with it. That still converges: an older state applied after the newer one changes the
+// namespace, quota or policy, which is an event the reconciler takes, and it reads the database again.
 type namespaceLocks struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex

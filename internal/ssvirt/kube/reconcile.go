@@ -48,6 +48,7 @@ func (k *Cluster) reconcileNamespace(ctx context.Context, req reconcile.Request)
 	case v.State == store.StateDeleting:
 		gone, err := k.deleteNamespace(ctx, ns, v.ID)
 		if err != nil {
+			_ = k.store.NoteTask(ctx, v.ID, store.OpDeleteVDC, "deleting namespace "+ns+" (retried): "+err.Error())
 			return reconcile.Result{}, err
 		}
 		if !gone {
@@ -55,7 +56,10 @@ func (k *Cluster) reconcileNamespace(ctx context.Context, req reconcile.Request)
 			// cache once the object is gone, so look again.
 			return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
 		}
-		return reconcile.Result{}, k.store.DeleteVDCRow(ctx, v.ID)
+		if err := k.store.DeleteVDCRow(ctx, v.ID); err != nil {
+			return reconcile.Result{}, err
+		}
+		return reconcile.Result{}, k.store.FinishTasks(ctx, v.ID, store.OpDeleteVDC, store.TaskSuccess, "the namespace is gone")
 	}
 	if err := k.applyVDC(ctx, v); err != nil {
 		_ = k.store.SetVDCState(ctx, v.ID, store.StatePending)

@@ -11,7 +11,8 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 )
 
-// The vApp reconciler copies each TemplateInstance's conditions into its vApp's status.
+// The vApp reconciler copies each TemplateInstance's conditions into its vApp's status, and ends the vApp's
+// instantiation task when they say it ended.
 func (k *Cluster) setupVAppController(mgr ctrl.Manager) error {
 	ti := &unstructured.Unstructured{}
 	ti.SetGroupVersionKind(TemplateInstanceGVK)
@@ -32,7 +33,19 @@ func (k *Cluster) reconcileVApp(ctx context.Context, req reconcile.Request) (rec
 		return reconcile.Result{}, nil
 	}
 	status, message := VAppStatus(ti)
-	return reconcile.Result{}, k.store.SetVAppStatus(ctx, id, status, message)
+	if err := k.store.SetVAppStatus(ctx, id, status, message); err != nil {
+		return reconcile.Result{}, err
+	}
+	switch status {
+	case store.VAppDeployed:
+		return reconcile.Result{}, k.store.FinishTasks(ctx, id, store.OpInstantiate, store.TaskSuccess, "the TemplateInstance is Ready")
+	case store.VAppFailed:
+		if message == "" {
+			message = "the TemplateInstance reports InstantiateFailure"
+		}
+		return reconcile.Result{}, k.store.FinishTasks(ctx, id, store.OpInstantiate, store.TaskError, message)
+	}
+	return reconcile.Result{}, nil
 }
 
 // VAppStatus reads a TemplateInstance's conditions: Ready=True is deployed, InstantiateFailure=True failed

@@ -66,6 +66,9 @@ const (
 	KindCatalogItem = "catalogitem"
 	KindVApp        = "vapp"
 	KindSession     = "session"
+	KindRole        = "role"
+	KindTask        = "task"
+	KindVM          = "vm"
 )
 
 // URN is "urn:vcloud:<kind>:<id>".
@@ -89,3 +92,9 @@ func ParseURN(kind, urn string) (id string, ok bool) {
 func CatalogItemID(catalogID, templateName string) string {
 	return uuid.NewSHA1(uuid.MustParse(catalogID), []byte(templateName)).String()
 }
+
+// roleSpace seeds the ids of the fixed roles.
+var roleSpace = uuid.MustParse("5f2d1c9e-4b7a-4f0e-9a51-6c3b8d2e7f10")
+
+// RoleID is the stable id of the role named name: roles are fixed, not rows.
+func RoleID(name string) string { return uuid.NewSHA1(roleSpace, []byte(name)).String() }

@@ -16,7 +16,7 @@ type Catalog struct {
 
 const catalogColumns = "id, org_id, name, description, created_at"
 
-func scanCatalog(row interface{ Scan(...any) error }) (Catalog, error) {
+func scanCatalog(row scanner) (Catalog, error) {
 	var c Catalog
 	var created int64
 	err := row.Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &created)
@@ -40,28 +40,9 @@ func (s *Store) GetCatalog(ctx context.Context, sc Scope, id string) (Catalog, e
 }
 
 // ListCatalogs pages through the catalogs the scope may see, by name.
-func (s *Store) ListCatalogs(ctx context.Context, sc Scope, p Page) ([]Catalog, int, error) {
+func (s *Store) ListCatalogs(ctx context.Context, sc Scope, q Query) ([]Catalog, int, error) {
 	cond, args := sc.where("org_id")
-	var total int
-	if err := s.queryRow(ctx, "SELECT COUNT(*) FROM catalogs WHERE 1 = 1"+cond, args...).Scan(&total); err != nil {
-		return nil, 0, classify(err)
-	}
-	limit, offset := p.limitOffset()
-	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+catalogColumns+" FROM catalogs WHERE 1 = 1"+cond+" ORDER BY name, id LIMIT ? OFFSET ?"),
-		append(args, limit, offset)...)
-	if err != nil {
-		return nil, 0, classify(err)
-	}
-	defer rows.Close()
-	var out []Catalog
-	for rows.Next() {
-		c, err := scanCatalog(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, c)
-	}
-	return out, total, classify(rows.Err())
+	return list(ctx, s, "SELECT "+catalogColumns+" FROM catalogs", "SELECT COUNT(*) FROM catalogs", cond, args, q, "name, id", scanCatalog)
 }
 
 // DeleteCatalog removes a catalog the scope may see.

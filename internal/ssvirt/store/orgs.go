@@ -16,7 +16,7 @@ type Org struct {
 
 const orgColumns = "id, name, display_name, description, enabled, created_at, updated_at"
 
-func scanOrg(row interface{ Scan(...any) error }) (Org, error) {
+func scanOrg(row scanner) (Org, error) {
 	var o Org
 	var created, updated int64
 	err := row.Scan(&o.ID, &o.Name, &o.DisplayName, &o.Description, &o.Enabled, &created, &updated)
@@ -40,29 +40,26 @@ func (s *Store) GetOrg(ctx context.Context, sc Scope, id string) (Org, error) {
 	return scanOrg(s.queryRow(ctx, "SELECT "+orgColumns+" FROM organizations WHERE id = ?"+cond, append([]any{id}, args...)...))
 }
 
-// ListOrgs pages through the organizations the scope may see, by name.
-func (s *Store) ListOrgs(ctx context.Context, sc Scope, p Page) ([]Org, int, error) {
-	cond, args := sc.where("id")
-	var total int
-	if err := s.queryRow(ctx, "SELECT COUNT(*) FROM organizations WHERE 1 = 1"+cond, args...).Scan(&total); err != nil {
-		return nil, 0, classify(err)
-	}
-	limit, offset := p.limitOffset()
-	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+orgColumns+" FROM organizations WHERE 1 = 1"+cond+" ORDER BY name LIMIT ? OFFSET ?"),
-		append(args, limit, offset)...)
+// OrgByName returns the organization named name, compared case-insensitively as logins are; when two names differ
+// only in case, only the exact one is found.
+func (s *Store) OrgByName(ctx context.Context, name string) (Org, error) {
+	orgs, _, err := s.ListOrgs(ctx, Scope{}, Query{Page: Page{PageSize: 8},
+		Filter: [][]Cond{{{Column: "name", Value: LikeLiteral(name), Like: true}}}})
 	if err != nil {
-		return nil, 0, classify(err)
+		return Org{}, err
 	}
-	defer rows.Close()
-	var out []Org
-	for rows.Next() {
-		o, err := scanOrg(rows)
-		if err != nil {
-			return nil, 0, err
+	for _, o := range orgs {
+		if o.Name == name || len(orgs) == 1 {
+			return o, nil
 		}
-		out = append(out, o)
 	}
-	return out, total, classify(rows.Err())
+	return Org{}, ErrNotFound
+}
+
+// ListOrgs pages through the organizations the scope may see, by name.
+func (s *Store) ListOrgs(ctx context.Context, sc Scope, q Query) ([]Org, int, error) {
+	cond, args := sc.where("id")
+	return list(ctx, s, "SELECT "+orgColumns+" FROM organizations", "SELECT COUNT(*) FROM organizations", cond, args, q, "name, id", scanOrg)
 }
 
 // UpdateOrg changes the display name, description and enabled flag of an organization.

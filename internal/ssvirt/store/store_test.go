@@ -128,14 +128,14 @@ func TestOrganizations(t *testing.T) {
 			t.Fatalf("update not stored: %+v", got)
 		}
 		mustOrg(t, s, "beta")
-		orgs, total, err := s.ListOrgs(ctx, store.Scope{}, store.Page{Page: 2, PageSize: 1})
+		orgs, total, err := s.ListOrgs(ctx, store.Scope{}, store.Query{Page: store.Page{Page: 2, PageSize: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if total != 2 || len(orgs) != 1 || orgs[0].Name != "beta" {
 			t.Fatalf("page 2 of 1: total %d, %+v", total, orgs)
 		}
-		orgs, total, err = s.ListOrgs(ctx, store.Scope{OrgID: a.ID}, store.Page{})
+		orgs, total, err = s.ListOrgs(ctx, store.Scope{OrgID: a.ID}, store.Query{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,12 +170,43 @@ func TestUsers(t *testing.T) {
 		if _, err := s.CreateUser(ctx, store.User{Username: "bob", OrgID: org.ID, Role: store.RoleVAppUser, PasswordHash: "h"}); err != nil {
 			t.Fatal(err)
 		}
-		u, err := s.UserByName(ctx, "bob")
-		if err != nil || u.OrgID != org.ID || u.Role != store.RoleVAppUser {
+		u, err := s.UserByName(ctx, org.ID, "bob")
+		if err != nil || u.OrgID != org.ID || u.Role != store.RoleVAppUser || u.OrgName != "acme" {
 			t.Fatalf("UserByName: %+v, %v", u, err)
 		}
-		if _, err := s.UserByName(ctx, "bob' OR '1'='1"); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.UserByName(ctx, org.ID, "bob' OR '1'='1"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a quoted name is data: got %v, want ErrNotFound", err)
+		}
+		// Names are unique per organization: another organization may have a bob, the same one may not, and
+		// system administrators share one set of names.
+		other := mustOrg(t, s, "other")
+		if _, err := s.CreateUser(ctx, store.User{Username: "bob", OrgID: other.ID, Role: store.RoleOrgAdmin, PasswordHash: "h"}); err != nil {
+			t.Fatalf("bob in another organization: %v", err)
+		}
+		if _, err := s.CreateUser(ctx, store.User{Username: "bob", OrgID: org.ID, Role: store.RoleOrgAdmin, PasswordHash: "h"}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a second bob in acme: got %v, want ErrConflict", err)
+		}
+		if _, err := s.CreateUser(ctx, store.User{Username: "root", Role: store.RoleSystemAdmin, PasswordHash: "h"}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a second system administrator root: got %v, want ErrConflict", err)
+		}
+		if bobs, err := s.UsersNamed(ctx, "bob"); err != nil || len(bobs) != 2 {
+			t.Fatalf("UsersNamed(bob): %+v, %v", bobs, err)
+		}
+		if _, err := s.UserByName(ctx, "", "bob"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("bob among the system administrators: %v", err)
+		}
+		u.Role, u.Enabled = store.RoleOrgAdmin, false
+		if err := s.UpdateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.GetUser(ctx, store.Scope{OrgID: org.ID}, u.ID); err != nil || got.Role != store.RoleOrgAdmin || got.Enabled {
+			t.Fatalf("after update: %+v, %v", got, err)
+		}
+		if err := s.DeleteUser(ctx, store.Scope{OrgID: other.ID}, u.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("deleting acme's bob in other's scope: %v", err)
+		}
+		if err := s.DeleteUser(ctx, store.Scope{OrgID: org.ID}, u.ID); err != nil {
+			t.Fatal(err)
 		}
 		n, err := s.CountSystemAdmins(ctx)
 		if err != nil || n != 1 {
@@ -220,9 +251,9 @@ func TestTenantScopes(t *testing.T) {
 			t.Errorf("org a deletes org b's VDC: %v", err)
 		}
 		for name, n := range map[string]func() (int, error){
-			"vdcs":     func() (int, error) { _, n, err := s.ListVDCs(ctx, scopeA, "", store.Page{}); return n, err },
-			"catalogs": func() (int, error) { _, n, err := s.ListCatalogs(ctx, scopeA, store.Page{}); return n, err },
-			"vapps":    func() (int, error) { _, n, err := s.ListVApps(ctx, scopeA, "", store.Page{}); return n, err },
+			"vdcs":     func() (int, error) { _, n, err := s.ListVDCs(ctx, scopeA, "", store.Query{}); return n, err },
+			"catalogs": func() (int, error) { _, n, err := s.ListCatalogs(ctx, scopeA, store.Query{}); return n, err },
+			"vapps":    func() (int, error) { _, n, err := s.ListVApps(ctx, scopeA, "", store.Query{}); return n, err },
 		} {
 			if got, err := n(); err != nil || got != 0 {
 				t.Errorf("org a lists %d of org b's %s (%v)", got, name, err)

@@ -26,7 +26,7 @@ type VApp struct {
 const vappColumns = `id, org_id, vdc_id, name, description, catalog_item_id, template_name, namespace, status, status_message,
  created_by, created_at, updated_at`
 
-func scanVApp(row interface{ Scan(...any) error }) (VApp, error) {
+func scanVApp(row scanner) (VApp, error) {
 	var a VApp
 	var created, updated int64
 	err := row.Scan(&a.ID, &a.OrgID, &a.VDCID, &a.Name, &a.Description, &a.CatalogItemID, &a.TemplateName, &a.Namespace,
@@ -54,32 +54,13 @@ func (s *Store) GetVApp(ctx context.Context, sc Scope, id string) (VApp, error) 
 }
 
 // ListVApps pages through the vApps the scope may see (vdcID, when not empty, narrows further), by name.
-func (s *Store) ListVApps(ctx context.Context, sc Scope, vdcID string, p Page) ([]VApp, int, error) {
+func (s *Store) ListVApps(ctx context.Context, sc Scope, vdcID string, q Query) ([]VApp, int, error) {
 	cond, args := sc.where("org_id")
 	if vdcID != "" {
 		cond += " AND vdc_id = ?"
 		args = append(args, vdcID)
 	}
-	var total int
-	if err := s.queryRow(ctx, "SELECT COUNT(*) FROM vapps WHERE 1 = 1"+cond, args...).Scan(&total); err != nil {
-		return nil, 0, classify(err)
-	}
-	limit, offset := p.limitOffset()
-	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+vappColumns+" FROM vapps WHERE 1 = 1"+cond+" ORDER BY name, id LIMIT ? OFFSET ?"),
-		append(args, limit, offset)...)
-	if err != nil {
-		return nil, 0, classify(err)
-	}
-	defer rows.Close()
-	var out []VApp
-	for rows.Next() {
-		a, err := scanVApp(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, a)
-	}
-	return out, total, classify(rows.Err())
+	return list(ctx, s, "SELECT "+vappColumns+" FROM vapps", "SELECT COUNT(*) FROM vapps", cond, args, q, "name, id", scanVApp)
 }
 
 // SetVAppStatus records what the vApp's TemplateInstance says; a vApp being deleted stays so.

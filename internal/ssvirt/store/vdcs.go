@@ -32,7 +32,7 @@ type VDC struct {
 const vdcSelect = `SELECT v.id, v.org_id, o.name, v.name, v.description, v.enabled, v.cpu_millicores, v.memory_mib,
  v.storage_gib, v.namespace, v.k8s_state, v.created_at, v.updated_at FROM vdcs v JOIN organizations o ON o.id = v.org_id`
 
-func scanVDC(row interface{ Scan(...any) error }) (VDC, error) {
+func scanVDC(row scanner) (VDC, error) {
 	var v VDC
 	var created, updated int64
 	err := row.Scan(&v.ID, &v.OrgID, &v.OrgName, &v.Name, &v.Description, &v.Enabled, &v.CPUMillicores, &v.MemoryMiB,
@@ -85,20 +85,14 @@ func (s *Store) getVDC(ctx context.Context, id string) (VDC, error) {
 }
 
 // ListVDCs pages through the VDCs the scope may see (orgID, when not empty, narrows further), by name.
-func (s *Store) ListVDCs(ctx context.Context, sc Scope, orgID string, p Page) ([]VDC, int, error) {
+func (s *Store) ListVDCs(ctx context.Context, sc Scope, orgID string, q Query) ([]VDC, int, error) {
 	cond, args := sc.where("v.org_id")
 	if orgID != "" {
 		cond += " AND v.org_id = ?"
 		args = append(args, orgID)
 	}
-	cond = " WHERE v.k8s_state <> 'DELETING'" + cond
-	var total int
-	if err := s.queryRow(ctx, "SELECT COUNT(*) FROM vdcs v"+cond, args...).Scan(&total); err != nil {
-		return nil, 0, classify(err)
-	}
-	limit, offset := p.limitOffset()
-	vdcs, err := s.vdcs(ctx, vdcSelect+cond+" ORDER BY v.name, v.id LIMIT ? OFFSET ?", append(args, limit, offset)...)
-	return vdcs, total, err
+	cond = " AND v.k8s_state <> 'DELETING'" + cond
+	return list(ctx, s, vdcSelect, "SELECT COUNT(*) FROM vdcs v", cond, args, q, "v.name, v.id", scanVDC)
 }
 
 // AllVDCs returns every VDC, also those being deleted: what the reconciler brings Kubernetes in line with.

@@ -109,7 +109,7 @@ func TestInstantiation(t *testing.T) {
 	}
 	tn.user.must(t, "POST", path, req(map[string]string{"NAME": "a", "COLOUR": "red"}), http.StatusBadRequest, nil)
 	tn.user.must(t, "POST", path, `{"name":"web","catalogItem":{"id":"`+item.ID+`"},"parameters":{"NAME":1}}`, http.StatusBadRequest, nil)
-	tn.user.must(t, "POST", path, api.InstantiateRequest{Name: "web", CatalogItem: api.Ref{ID: "urn:vcloud:catalogitem:00000000-0000-0000-0000-000000000000"}}, http.StatusNotFound, nil)
+	tn.user.must(t, "POST", path, api.InstantiateRequest{Name: "web", CatalogItem: api.Ref{ID: "urn:vcloud:catalogitem:00000000-0000-0000-0000-000000000000"}}, http.StatusForbidden, nil)
 	var list api.Paged[api.VApp]
 	tn.user.must(t, "GET", "/cloudapi/1.0.0/vapps", nil, http.StatusOK, &list)
 	if list.ResultTotal != 0 {
@@ -163,7 +163,7 @@ func TestInstantiation(t *testing.T) {
 	sys.must(t, "DELETE", "/api/admin/org/"+tn.org.ID+"/vdcs/"+vdc.ID, nil, http.StatusConflict, nil)
 
 	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/vapps/"+app.ID, nil, http.StatusNoContent, nil)
-	tn.user.must(t, "GET", "/cloudapi/1.0.0/vapps/"+app.ID, nil, http.StatusNotFound, nil)
+	tn.user.must(t, "GET", "/cloudapi/1.0.0/vapps/"+app.ID, nil, http.StatusForbidden, nil)
 	if _, err := templateInstance(ctx, vdc.Namespace, app.ID); !apierrors.IsNotFound(err) {
 		t.Errorf("TemplateInstance after deleting the vApp: %v", err)
 	}

@@ -58,6 +58,13 @@ func sysadmin(t *testing.T) *client { return login(t, srv, adminUser, "System", 
 // do sends body (a value, or raw bytes/string as they are) and decodes the answer into out when given.
 func (c *client) do(t *testing.T, method, path string, body any, out any) int {
 	t.Helper()
+	status, _ := c.doH(t, method, path, body, out)
+	return status
+}
+
+// doH is do that also returns the answer's headers.
+func (c *client) doH(t *testing.T, method, path string, body any, out any) (int, http.Header) {
+	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -77,6 +84,8 @@ func (c *client) do(t *testing.T, method, path string, body any, out any) int {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// The XML /api answers JSON when asked to; without this its errors would be XML.
+	req.Header.Set("Accept", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -91,14 +100,14 @@ func (c *client) do(t *testing.T, method, path string, body any, out any) int {
 		if eo, ok := out.(*api.Error); ok {
 			*eo = e
 		}
-		return resp.StatusCode
+		return resp.StatusCode, resp.Header
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
 			t.Fatalf("%s %s: %v in %s", method, path, err, data)
 		}
 	}
-	return resp.StatusCode
+	return resp.StatusCode, resp.Header
 }
 
 func (c *client) must(t *testing.T, method, path string, body any, want int, out any) {
@@ -131,12 +140,20 @@ func newTenant(t *testing.T, sys *client) tenant {
 	sys.must(t, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: unique("org")}, http.StatusCreated, &tn.org)
 	tn.adminN, tn.usrN = unique("oadmin"), unique("user")
 	for name, role := range map[string]string{tn.adminN: "Organization Administrator", tn.usrN: "vApp User"} {
-		sys.must(t, "POST", "/cloudapi/1.0.0/users", api.User{Username: name, Password: "password-" + name, Role: role,
-			Org: &api.Ref{ID: tn.org.ID}}, http.StatusCreated, nil)
+		sys.must(t, "POST", "/cloudapi/1.0.0/users", userBody(name, "password-"+name, role, tn.org.ID), http.StatusCreated, nil)
 	}
 	tn.admin = login(t, srv, tn.adminN, tn.org.Name, "password-"+tn.adminN)
 	tn.user = login(t, srv, tn.usrN, tn.org.Name, "password-"+tn.usrN)
 	return tn
+}
+
+// userBody is a new account in CloudAPI's shape; orgID "" leaves the organization out.
+func userBody(name, password, role, orgID string) api.User {
+	u := api.User{Username: name, Password: password, RoleEntityRefs: []api.Ref{{Name: role}}}
+	if orgID != "" {
+		u.OrgEntityRef = &api.Ref{ID: orgID}
+	}
+	return u
 }
 
 func vdcBody(name string, cpu, mem, storage int64) api.VDC {
@@ -161,4 +178,11 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() (b
 
 func namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	return kubeCS.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+}
+
+func mustJSON(t *testing.T, data []byte, out any) {
+	t.Helper()
+	if err := json.Unmarshal(data, out); err != nil {
+		t.Fatalf("%v in %s", err, data)
+	}
 }

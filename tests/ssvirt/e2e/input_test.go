@@ -46,9 +46,9 @@ func TestBadInput(t *testing.T) {
 		{"bad page", "GET", "/cloudapi/1.0.0/orgs?page=0", nil, 400},
 		{"page size too big", "GET", "/cloudapi/1.0.0/orgs?pageSize=1000", nil, 400},
 		{"page not a number", "GET", "/cloudapi/1.0.0/orgs?page=x", nil, 400},
-		{"short password", "POST", "/cloudapi/1.0.0/users", api.User{Username: "shorty", Password: "x", Role: "vApp User", Org: &api.Ref{ID: tn.org.ID}}, 400},
-		{"unknown role", "POST", "/cloudapi/1.0.0/users", api.User{Username: "r", Password: "password-x", Role: "root", Org: &api.Ref{ID: tn.org.ID}}, 400},
-		{"malformed id", "GET", "/cloudapi/1.0.0/orgs/not-a-urn", nil, 404},
+		{"short password", "POST", "/cloudapi/1.0.0/users", userBody("shorty", "x", "vApp User", tn.org.ID), 400},
+		{"unknown role", "POST", "/cloudapi/1.0.0/users", userBody("r", "password-x", "root", tn.org.ID), 400},
+		{"malformed id", "GET", "/cloudapi/1.0.0/orgs/not-a-urn", nil, 403},
 		{"unknown path", "GET", "/cloudapi/1.0.0/nothing", nil, 404},
 	}
 	for _, c := range cases {

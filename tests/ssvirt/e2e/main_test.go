@@ -2,9 +2,10 @@
 
 // Package e2e_test runs ssvirt-api in-process against a real kube-apiserver, etcd and kube-controller-manager
 // (internal/testkit/devcluster) and a real PostgreSQL (internal/testkit/pgserver), authenticated as the
-// ServiceAccount of the installed chart, so that the chart's RBAC is proven enough. The template.openshift.io
-// CRDs are structural stubs and no template controller runs: the tests play it by setting TemplateInstance
-// conditions. go test -tags e2e ./tests/ssvirt/e2e/ (make e2e-ssvirt).
+// ServiceAccount of the installed chart, so that the chart's RBAC is proven enough. The template.openshift.io and
+// kubevirt.io CRDs are structural stubs and neither OpenShift's template controller nor KubeVirt runs: the tests
+// play the first by setting TemplateInstance conditions and objects, and the second with fixture.KubeVirt.
+// go test -tags e2e ./tests/ssvirt/e2e/ (make e2e-ssvirt).
 package e2e_test
 
 import (
@@ -55,7 +56,12 @@ var (
 	saConfig *rest.Config
 	// srv is the instance most tests talk to (PostgreSQL).
 	srv *instance
+	// kubevirt plays KubeVirt's VirtualMachine controller.
+	kubevirt *fixture.KubeVirt
 )
+
+// powerTimeout bounds the tests' power actions: long enough for the played KubeVirt, short enough to wait out.
+const powerTimeout = 12 * time.Second
 
 type instance struct {
 	*app.App
@@ -93,6 +99,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "setup:", err)
 		return 1
 	}
+	kubevirt = fixture.RunKubeVirt(ctx, dyn)
 	if srv, err = startInstance(ctx, store.DriverPostgres, pg.DSN(), 2*time.Second, 500*time.Millisecond); err != nil {
 		fmt.Fprintln(os.Stderr, "starting ssvirt-api:", err)
 		return 1
@@ -148,7 +155,8 @@ func startInstance(ctx context.Context, driver, dsn string, resync, health time.
 	a, err := app.Start(ctx, app.Config{
 		ListenAddress: "127.0.0.1:0", DatabaseDriver: driver, DatabaseDSN: dsn,
 		JWTKey: key, SessionLifetime: time.Hour, BootstrapAdmin: adminUser, BootstrapPass: adminPass,
-		Kube:       kube.Options{TemplateNamespace: templateNS, ResyncPeriod: resync, HealthInterval: health},
+		Kube: kube.Options{TemplateNamespace: templateNS, ResyncPeriod: resync, HealthInterval: health,
+			PowerTimeout: powerTimeout},
 		RESTConfig: rest.CopyConfig(saConfig),
 		Manager: ctrl.Options{
 			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",

@@ -93,7 +93,7 @@ func TestKubernetesOutage(t *testing.T) {
 	}, &e); code != http.StatusServiceUnavailable || e.MinorErrorCode != api.CodeUnavailable {
 		t.Errorf("instantiation during the outage: %d %+v", code, e)
 	}
-	tn.user.must(t, "GET", "/cloudapi/1.0.0/vdcs/"+gone.ID, nil, http.StatusNotFound, nil)
+	tn.user.must(t, "GET", "/cloudapi/1.0.0/vdcs/"+gone.ID, nil, http.StatusForbidden, nil)
 
 	if err := cluster.StartComponent(ctx, devcluster.ComponentAPIServer); err != nil {
 		t.Fatal(err)

@@ -5,11 +5,14 @@ package e2e_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 )
 
 // world is organization B with one of everything, and organization A whose callers must not reach any of it.
@@ -19,6 +22,9 @@ type world struct {
 	catalog api.Catalog
 	item    api.CatalogItem
 	vapp    api.VApp
+	vm      api.VM
+	// task is the path of the vApp's instantiation task; user is B's administrator's id.
+	task, user string
 }
 
 func newWorld(t *testing.T) world {
@@ -33,22 +39,46 @@ func newWorld(t *testing.T) world {
 		t.Fatal("org b's catalog has no items")
 	}
 	w.item = items.Values[0]
-	w.b.user.must(t, "POST", "/cloudapi/1.0.0/vdcs/"+w.vdc.ID+"/actions/instantiateTemplate", api.InstantiateRequest{
+	_, h := w.b.user.doH(t, "POST", "/cloudapi/1.0.0/vdcs/"+w.vdc.ID+"/actions/instantiateTemplate", api.InstantiateRequest{
 		Name: "app", CatalogItem: api.Ref{ID: w.item.ID}, Parameters: map[string]string{"NAME": "vm1"},
-	}, http.StatusAccepted, &w.vapp)
+	}, &w.vapp)
+	w.task = strings.TrimPrefix(h.Get("Location"), srv.url)
+	var users api.Paged[api.User]
+	w.b.admin.must(t, "GET", "/cloudapi/1.0.0/users?filter=username=="+w.b.adminN, nil, http.StatusOK, &users)
+	if w.vapp.ID == "" || !strings.HasPrefix(w.task, "/api/task/") || users.ResultTotal != 1 {
+		t.Fatalf("org b's vApp %+v, task %q, admin %+v", w.vapp, w.task, users)
+	}
+	w.user = users.Values[0].ID
+	ti, err := templateInstance(t.Context(), w.vdc.Namespace, w.vapp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fixture.Expand(t.Context(), dyn, ti, "vm1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "org b's VM listed", 30*time.Second, func() (bool, string) {
+		var vms api.Paged[api.VM]
+		w.b.user.must(t, "GET", "/cloudapi/1.0.0/vapps/"+w.vapp.ID+"/vms", nil, http.StatusOK, &vms)
+		if len(vms.Values) == 1 && vms.Values[0].Status == "POWERED_ON" {
+			w.vm = vms.Values[0]
+		}
+		return w.vm.ID != "", "not listed as powered on yet"
+	})
 	return w
 }
 
 // Every endpoint, called by organization A's administrator and user on organization B's entities: reads,
-// writes and deletes answer what they answer for an entity that does not exist (404 for administrators; a vApp
-// user may get the 403 its role gets for any target), so existence is not revealed; lists leave B's entities out, and B's entities
+// writes and deletes answer what they answer for an entity that does not exist (Cloud Director's 403, which its
+// clients read as "not found"), so existence is not revealed; lists leave B's entities out, and B's entities
 // are all still there afterwards.
 func TestTenantIsolation(t *testing.T) {
 	w := newWorld(t)
 	b := w.b.org.ID
 	ghost := func(kind string) string { return "urn:vcloud:" + kind + ":" + uuid.NewString() }
-	actual := targets{org: b, vdc: w.vdc.ID, catalog: w.catalog.ID, item: w.item.ID, vapp: w.vapp.ID, orgName: w.b.org.Name}
-	missing := targets{org: ghost("org"), vdc: ghost("vdc"), catalog: ghost("catalog"), item: ghost("catalogitem"), vapp: ghost("vapp"), orgName: w.b.org.Name}
+	actual := targets{org: b, vdc: w.vdc.ID, catalog: w.catalog.ID, item: w.item.ID, vapp: w.vapp.ID, orgName: w.b.org.Name,
+		user: w.user, task: w.task, vm: w.vm.ID}
+	missing := targets{org: ghost("org"), vdc: ghost("vdc"), catalog: ghost("catalog"), item: ghost("catalogitem"), vapp: ghost("vapp"),
+		orgName: w.b.org.Name, user: ghost("user"), task: "/api/task/" + uuid.NewString(), vm: ghost("vm")}
 	for who, c := range map[string]*client{"admin": w.a.admin, "user": w.a.user} {
 		realAttempts, missingAttempts := attempts(actual, w.a.org.ID), attempts(missing, w.a.org.ID)
 		for i, a := range realAttempts {
@@ -59,12 +89,13 @@ func TestTenantIsolation(t *testing.T) {
 				t.Errorf("org a's %s: %s %s = %d; for a missing entity %d", who, a.method, a.path, got, want)
 			}
 			// Administrators pass every role check, so for them it is always "not found".
-			if who == "admin" && got != http.StatusNotFound {
-				t.Errorf("org a's admin: %s %s = %d, want 404", a.method, a.path, got)
+			if who == "admin" && got != http.StatusForbidden {
+				t.Errorf("org a's admin: %s %s = %d, want 403", a.method, a.path, got)
 			}
 		}
 		// Lists leave B's entities out.
-		for _, path := range []string{"/cloudapi/1.0.0/orgs", "/cloudapi/1.0.0/vdcs", "/cloudapi/1.0.0/catalogs", "/cloudapi/1.0.0/vapps"} {
+		for _, path := range []string{"/cloudapi/1.0.0/orgs", "/cloudapi/1.0.0/vdcs", "/cloudapi/1.0.0/catalogs", "/cloudapi/1.0.0/vapps",
+			"/cloudapi/1.0.0/vms"} {
 			var page api.Paged[json.RawMessage]
 			c.must(t, "GET", path, nil, http.StatusOK, &page)
 			for _, v := range page.Values {
@@ -83,7 +114,7 @@ func TestTenantIsolation(t *testing.T) {
 		var users api.Paged[api.User]
 		w.a.admin.must(t, "GET", "/cloudapi/1.0.0/users", nil, http.StatusOK, &users)
 		for _, u := range users.Values {
-			if u.Org == nil || u.Org.ID != w.a.org.ID {
+			if u.OrgEntityRef == nil || u.OrgEntityRef.ID != w.a.org.ID {
 				t.Errorf("org a's admin lists a user of another organization: %+v", u)
 			}
 		}
@@ -93,7 +124,7 @@ func TestTenantIsolation(t *testing.T) {
 	w.a.user.must(t, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: unique("x")}, http.StatusForbidden, nil)
 	w.a.user.must(t, "POST", "/cloudapi/1.0.0/catalogs", api.Catalog{Name: "mine"}, http.StatusForbidden, nil)
 	w.a.user.must(t, "GET", "/cloudapi/1.0.0/users", nil, http.StatusForbidden, nil)
-	w.a.admin.must(t, "POST", "/cloudapi/1.0.0/users", api.User{Username: unique("root"), Password: "password-x", Role: "System Administrator"}, http.StatusForbidden, nil)
+	w.a.admin.must(t, "POST", "/cloudapi/1.0.0/users", userBody(unique("root"), "password-x", "System Administrator", ""), http.StatusForbidden, nil)
 	w.a.admin.must(t, "PUT", "/cloudapi/1.0.0/orgs/"+w.a.org.ID, api.Org{Name: w.a.org.Name, Description: "mine"}, http.StatusForbidden, nil)
 
 	// B's entities survived, unchanged.
@@ -104,6 +135,9 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	w.b.user.must(t, "GET", "/cloudapi/1.0.0/catalogs/"+w.catalog.ID, nil, http.StatusOK, nil)
 	w.b.user.must(t, "GET", "/cloudapi/1.0.0/vapps/"+w.vapp.ID, nil, http.StatusOK, nil)
+	if v := w.b.user.getVM(t, w.vm.ID); v != w.vm {
+		t.Errorf("org b's VM changed: %+v, was %+v", v, w.vm)
+	}
 	var org api.Org
 	w.b.admin.must(t, "GET", "/cloudapi/1.0.0/orgs/"+b, nil, http.StatusOK, &org)
 	if org.Description != "" {
@@ -134,7 +168,7 @@ func TestSessions(t *testing.T) {
 		t.Errorf("session: %+v", s)
 	}
 	// Another session's id is not the caller's to end.
-	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/sessions/urn:vcloud:session:00000000-0000-0000-0000-000000000000", nil, http.StatusNotFound, nil)
+	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/sessions/urn:vcloud:session:00000000-0000-0000-0000-000000000000", nil, http.StatusForbidden, nil)
 	tn.user.must(t, "DELETE", "/cloudapi/1.0.0/sessions/"+s.ID, nil, http.StatusNoContent, nil)
 	tn.user.must(t, "GET", "/cloudapi/1.0.0/orgs", nil, http.StatusUnauthorized, nil)
 	// Other sessions of the same user live on.
@@ -148,7 +182,7 @@ func TestSessions(t *testing.T) {
 	}
 }
 
-type targets struct{ org, vdc, catalog, item, vapp, orgName string }
+type targets struct{ org, vdc, catalog, item, vapp, orgName, user, task, vm string }
 
 type attempt struct {
 	method, path string
@@ -161,7 +195,11 @@ func attempts(x targets, own string) []attempt {
 		{"GET", "/cloudapi/1.0.0/orgs/" + x.org, nil},
 		{"PUT", "/cloudapi/1.0.0/orgs/" + x.org, api.Org{Name: x.orgName, Description: "taken over"}},
 		{"DELETE", "/cloudapi/1.0.0/orgs/" + x.org, nil},
-		{"POST", "/cloudapi/1.0.0/users", api.User{Username: unique("intruder"), Password: "password-x", Role: "vApp User", Org: &api.Ref{ID: x.org}}},
+		{"POST", "/cloudapi/1.0.0/users", userBody(unique("intruder"), "password-x", "vApp User", x.org)},
+		{"GET", "/cloudapi/1.0.0/users/" + x.user, nil},
+		{"PUT", "/cloudapi/1.0.0/users/" + x.user, api.User{ID: x.user, Username: "intruder", RoleEntityRefs: []api.Ref{{Name: "vApp User"}}}},
+		{"DELETE", "/cloudapi/1.0.0/users/" + x.user, nil},
+		{"GET", x.task, nil},
 		{"GET", "/api/admin/org/" + x.org + "/vdcs", nil},
 		{"POST", "/api/admin/org/" + x.org + "/vdcs", vdcBody("evil", 0, 0, 0)},
 		{"GET", "/api/admin/org/" + x.org + "/vdcs/" + x.vdc, nil},
@@ -180,6 +218,11 @@ func attempts(x targets, own string) []attempt {
 		{"GET", "/cloudapi/1.0.0/catalogs/" + x.catalog + "/catalogItems", nil},
 		{"GET", "/cloudapi/1.0.0/catalogs/" + x.catalog + "/catalogItems/" + x.item, nil},
 		{"GET", "/cloudapi/1.0.0/vapps/" + x.vapp, nil},
+		{"GET", "/cloudapi/1.0.0/vapps/" + x.vapp + "/vms", nil},
+		{"GET", "/cloudapi/1.0.0/vms/" + x.vm, nil},
+		{"POST", "/cloudapi/1.0.0/vms/" + x.vm + "/actions/powerOff", nil},
+		{"POST", "/cloudapi/1.0.0/vms/" + x.vm + "/actions/powerOn", nil},
+		{"POST", "/cloudapi/1.0.0/vms/" + x.vm + "/actions/reset", nil},
 		{"DELETE", "/cloudapi/1.0.0/vapps/" + x.vapp, nil},
 	}
 }

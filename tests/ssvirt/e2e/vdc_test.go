@@ -110,7 +110,7 @@ func TestVDCLifecycle(t *testing.T) {
 	if code != http.StatusAccepted && code != http.StatusNoContent {
 		t.Fatalf("delete: %d", code)
 	}
-	tn.user.must(t, "GET", "/cloudapi/1.0.0/vdcs/"+v.ID, nil, http.StatusNotFound, nil)
+	tn.user.must(t, "GET", "/cloudapi/1.0.0/vdcs/"+v.ID, nil, http.StatusForbidden, nil)
 	eventually(t, "namespace and row gone", time.Minute, func() (bool, string) {
 		_, err := namespace(ctx, v.Namespace)
 		if !apierrors.IsNotFound(err) {
