@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/hosted"
 )
 
 // MetalLB's API, as installed by the user in the hosted cluster. The operator only reads it.
@@ -55,5 +57,22 @@ func findByName(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVers
 	if len(list.Items) == 0 {
 		return degraded(reason, "the hosted cluster has no %s named %q", gvr.Resource, name)
 	}
+	return nil
+}
+
+// metallbRecheck is how long MetalLB found installed with the named pool is taken as still so for the same hosted
+// cluster: a fleet sharing one needs no round of requests per reconcile, and a MetalLB removed shows within it.
+const metallbRecheck = 30 * time.Second
+
+// checkMetalLBCached is checkMetalLB, skipped when it found the same spec in order on hc within metallbRecheck.
+func checkMetalLBCached(ctx context.Context, hc *hosted.Cluster, spec v1alpha1.MetalLBSpec) *failure {
+	key := "metallb/" + spec.AddressPoolName + "/" + spec.L2AdvertisementName
+	if hc.CheckedWithin(key, metallbRecheck) {
+		return nil
+	}
+	if f := checkMetalLB(ctx, hc.Kube, hc.Dynamic, spec); f != nil {
+		return f
+	}
+	hc.Checked(key)
 	return nil
 }

@@ -162,10 +162,7 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 		return r.checkServed(ctx, ai, c, pub)
 	}
 
-	metallbKey := "metallb/" + ai.Spec.MetalLB.AddressPoolName + "/" + ai.Spec.MetalLB.L2AdvertisementName
-	if hc.CheckedWithin(metallbKey, metallbRecheck) {
-		// Found in order a moment ago (a reconcile of the same object, or a fleet's first ones).
-	} else if f := checkMetalLB(ctx, hc.Kube, hc.Dynamic, ai.Spec.MetalLB); f != nil {
+	if f := checkMetalLBCached(ctx, hc, ai.Spec.MetalLB); f != nil {
 		if f.reason == "HostedClusterUnreachable" || f.reason == "HostedClusterAccessDenied" {
 			setCondition(ai, CondHostedClusterReachable, metav1.ConditionFalse, f.reason, f.message)
 		} else {
@@ -173,8 +170,6 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 			setCondition(ai, CondServiceReady, metav1.ConditionFalse, f.reason, f.message)
 		}
 		return r.fail(ai, f)
-	} else {
-		hc.Checked(metallbKey)
 	}
 	setCondition(ai, CondHostedClusterReachable, metav1.ConditionTrue, "Reachable", "the hosted cluster's API server answers")
 
@@ -186,11 +181,7 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 		setCondition(ai, CondServiceReady, metav1.ConditionFalse, f.reason, f.message)
 		return r.fail(ai, f)
 	}
-	// Only a spec change can leave a Service under another name (clusterName or service.name changed): once a
-	// reconcile of this generation applied the Service and looked, there is nothing more to look for.
-	if c := meta.FindStatusCondition(ai.Status.Conditions, CondServiceReady); c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == ai.Generation {
-		// Looked already.
-	} else if err := deleteStaleServices(ctx, hc.Kube, ai, svcKey); err != nil {
+	if err := deleteStaleServicesOnce(ctx, hc.Kube, ai, svcKey); err != nil {
 		f := unreachable(err)
 		if !isConnectionError(err) {
 			f = degraded("StaleServiceNotDeleted", "deleting the Service this AppsIngress had under its previous cluster name: %v", err)
@@ -404,7 +395,3 @@ func (r *Reconciler) deleteHostedService(ctx context.Context, ai *v1alpha1.AppsI
 	}
 	return deleteService(ctx, kube, ai, serviceKey(ai, clusterName(ai)))
 }
-
-// metallbRecheck is how long MetalLB found installed with the named pool is taken as still so for the same hosted
-// cluster: a fleet sharing one needs no round of requests per reconcile, and a MetalLB removed shows within it.
-const metallbRecheck = 30 * time.Second

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -156,6 +157,15 @@ func deleteStaleServices(ctx context.Context, kube kubernetes.Interface, ai *v1a
 		}
 	}
 	return nil
+}
+
+// deleteStaleServicesOnce is deleteStaleServices unless a reconcile of ai's generation already applied the Service
+// and looked: only a spec change (clusterName, service.name) can leave a Service under another name.
+func deleteStaleServicesOnce(ctx context.Context, kube kubernetes.Interface, ai *v1alpha1.AppsIngress, key types.NamespacedName) error {
+	if c := meta.FindStatusCondition(ai.Status.Conditions, CondServiceReady); c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == ai.Generation {
+		return nil
+	}
+	return deleteStaleServices(ctx, kube, ai, key)
 }
 
 // ownerHash is OwnerHashLabel's value for ai.

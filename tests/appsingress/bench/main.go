@@ -27,10 +27,10 @@ type options struct {
 
 func main() {
 	var o options
-	flag.IntVar(&o.clusters, "clusters", 200, "AppsIngress objects")
+	flag.IntVar(&o.clusters, "clusters", 2000, "AppsIngress objects (their Services share one hosted cluster)")
 	flag.IntVar(&o.changes, "changes", 20, "IP changes measured one at a time once every cluster is Ready")
 	flag.StringVar(&o.out, "out", "_output/bench/appsingress.json", "results file (JSON)")
-	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "give up after this long")
+	flag.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up after this long")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

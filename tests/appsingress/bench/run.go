@@ -207,7 +207,8 @@ func watchIPs(ctx context.Context, e *localenv.Env, seen *stamps) error {
 
 func waitAllReady(ctx context.Context, e *localenv.Env, n int) (time.Time, error) {
 	var ready int
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+	// Bounded by the bench's --timeout: a fleet of thousands takes minutes on a small machine.
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		list, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil

@@ -88,8 +88,9 @@ func (e *Env) StartServing(ctx context.Context) (*Serving, error) {
 }
 
 // ConfigShards is how many shards the operator in these environments splits its files into: more than one, so that
-// the tests, the bench and the demo read a main ConfigMap and its shards as the chart's sidecars do.
-const ConfigShards = 2
+// the tests, the bench and the demo read a main ConfigMap and its shards as the chart's sidecars do, and enough for
+// the bench's 2,000 clusters (about 1.9 KB each of DNS files; a ConfigMap holds 1 MiB).
+const ConfigShards = 8
 
 // ConfigFiles is the union of the data of the ConfigMap name and of its shards, as the sidecar writes it into the
 // server's directory; ok is false until all of them exist.
