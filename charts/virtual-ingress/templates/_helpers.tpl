@@ -80,7 +80,7 @@ the Ready condition the resolve policies keep; servicesCache and virtualIngresse
 policies read Services and VirtualIngresses from.
 */}}
 {{- define "virtual-ingress.config" -}}
-{{- dict "nameSuffix" .Values.generatedIngress.nameSuffix "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches "statusWriter" (include "virtual-ingress.controllerUsername" .) "servicesCache" (include "virtual-ingress.servicesCache" .) "virtualIngressesCache" (include "virtual-ingress.virtualIngressesCache" .) | toJson }}
+{{- dict "onMultipleMatches" .Values.serviceDiscovery.onMultipleMatches "statusWriter" (include "virtual-ingress.controllerUsername" .) "servicesCache" (include "virtual-ingress.servicesCache" .) "virtualIngressesCache" (include "virtual-ingress.virtualIngressesCache" .) | toJson }}
 {{- end }}
 
 {{/*
@@ -136,18 +136,23 @@ One ClusterPolicy rule: the Kyverno rule body from files/rules/<file>.yaml plus 
 vi_config context variable. Call with (dict "file" "x.yaml" "kinds" (list ...) "operations" (list ...) "root" $), and
 "everywhere" true for a rule that ignores the namespace restrictions (as the generate rule does). With "source"
 ("VirtualIngress" or "VirtualHTTPRoute"), a rule that serves both kinds gets the vi_kind context variable (what
-virtual-ingress.generatedKinds says of that kind, and the GlobalContextEntry of its objects as "cache"); with
+virtual-ingress.generatedKinds says of that kind, and the GlobalContextEntry of its objects as "cache"); a rule
+whose file reads vi_generated_name gets it (virtual-ingress.generatedNameJMESPath); with
 "prelude", the context entries of files/rules/<prelude> (entries several rules share) come before the rule's own;
 "name" renames the rule; "skipWhen", a JMESPath, is a first precondition that skips the rule where it holds.
 */}}
 {{- define "virtual-ingress.rule" -}}
 {{- $root := .root }}
-{{- $rule := $root.Files.Get (printf "files/rules/%s" .file) | fromYaml }}
+{{- $text := $root.Files.Get (printf "files/rules/%s" .file) }}
+{{- $rule := $text | fromYaml }}
 {{- $context := list (dict "name" "vi_config" "variable" (dict "value" (include "virtual-ingress.config" $root | fromJson))) }}
 {{- with .source }}
 {{- $kind := include "virtual-ingress.generatedKinds" . | fromJson }}
 {{- $_ := set $kind "cache" (ternary (include "virtual-ingress.virtualHTTPRoutesCache" $root) (include "virtual-ingress.virtualIngressesCache" $root) (eq . "VirtualHTTPRoute")) }}
 {{- $context = append $context (dict "name" "vi_kind" "variable" (dict "value" $kind)) }}
+{{- end }}
+{{- if contains "vi_generated_name" $text }}
+{{- $context = append $context (dict "name" "vi_generated_name" "variable" (dict "value" (include "virtual-ingress.generatedNameJMESPath" $root))) }}
 {{- end }}
 {{- with .prelude }}
 {{- $context = concat $context (($root.Files.Get (printf "files/rules/%s" .) | fromYaml).context) }}
@@ -237,13 +242,18 @@ namespaceSelector:
 
 {{/*
 The spec fields of a CEL policy kept in files/cel/<file>.yaml, with variables.config (the chart values the rules read),
-one variable per entry of .lists (name -> list of strings) and of .maps (name -> map of strings), and the variables of files/cel/<prelude> (variables several
-policies share) prepended to its variables. The lists are separate variables because CEL rejects a map literal whose
+variables.generatedName when the file reads it (virtual-ingress.generatedNameCEL), one variable per entry of .lists
+(name -> list of strings) and of .maps (name -> map of strings), and the variables of files/cel/<prelude> (variables
+several policies share) prepended to its variables. The lists are separate variables because CEL rejects a map literal whose
 values differ in type.
 */}}
 {{- define "virtual-ingress.celSpec" -}}
-{{- $spec := .root.Files.Get (printf "files/cel/%s" .file) | fromYaml }}
+{{- $text := .root.Files.Get (printf "files/cel/%s" .file) }}
+{{- $spec := $text | fromYaml }}
 {{- $values := list (dict "name" "config" "expression" (include "virtual-ingress.config" .root)) }}
+{{- if contains "variables.generatedName" $text }}
+{{- $values = append $values (dict "name" "generatedName" "expression" (include "virtual-ingress.generatedNameCEL" .root)) }}
+{{- end }}
 {{- range $name, $value := .lists | default dict }}
 {{- $values = append $values (dict "name" $name "expression" (toJson ($value | default list))) }}
 {{- end }}
