@@ -18,7 +18,7 @@ import (
 // Repository-relative paths of the CRD crdgen writes and the one it reuses parts of.
 const (
 	outputPath         = "charts/virtual-ingress/crds/virtualhttproutes.virtual-ingress.io.yaml"
-	virtualIngressPath = "charts/virtual-ingress/crds/virtualingresses.virtual-ingress.io.yaml"
+	virtualIngressPath = "charts/virtual-ingress/crds/virtual-ingress.io_virtualingresses.yaml"
 )
 
 func main() {

@@ -19,7 +19,7 @@ func TestReadmeTablesAreWhatKubectlShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	columns := map[string][]string{
-		"vi":  printerColumns(t, "virtualingresses.virtual-ingress.io.yaml"),
+		"vi":  printerColumns(t, "virtual-ingress.io_virtualingresses.yaml"),
 		"vhr": printerColumns(t, "virtualhttproutes.virtual-ingress.io.yaml"),
 	}
 	upToDate := map[string]string{"vi": "IngressUpToDate", "vhr": "HTTPRouteUpToDate"}
