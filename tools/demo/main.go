@@ -259,7 +259,7 @@ func waitIngress(ctx context.Context, kube kubernetes.Interface, service string)
 func waitReady(ctx context.Context, dyn dynamic.Interface, name, service string) error {
 	return waitStatus(ctx, dyn, name, "Ready=True IngressUpToDate with Service "+service, func(vi *unstructured.Unstructured) bool {
 		for _, b := range virtualingress.Backends(vi) {
-			if b["service"] != service {
+			if b.Service != service {
 				return false
 			}
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
@@ -147,7 +148,7 @@ func waitOldestInEffect(t *testing.T, ns string) {
 			return false, "", err
 		}
 		b := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]
-		if b["service"] == "probe-old" && b["state"] == "Resolved" {
+		if b.Service == "probe-old" && b.State == v1alpha1.BackendResolved {
 			return true, "", nil
 		}
 		touches++
@@ -168,7 +169,7 @@ func testMultipleMatchesOldest(t *testing.T) {
 	createVirtualIngress(t, virtualIngress(ns, "web", virtualingress.CoderSpec(labels)))
 	waitIngressServices(t, ns, virtualingress.GeneratedName("web"), "web-green")
 	vi := waitReady(t, ns, "web", "True", "IngressUpToDate")
-	if msg := fmt.Sprint(virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["message"]); !strings.Contains(msg, "oldest of 2") {
+	if msg := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].Message; !strings.Contains(msg, "oldest of 2") {
 		t.Fatalf("message %q does not say why web-green was chosen", msg)
 	}
 }

@@ -59,7 +59,7 @@ func testRapidRecreations(t *testing.T) {
 	}
 	waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), current)
 	vi := waitReady(t, ns, "coder", "True", "IngressUpToDate")
-	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["service"]; got != current {
+	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].Service; got != current {
 		t.Fatalf("status.backends names %v, want the last Service %s", got, current)
 	}
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 func testCreatedBeforeService(t *testing.T) {
@@ -24,7 +25,7 @@ func testCreatedBeforeService(t *testing.T) {
 
 	vi := waitReady(t, ns, "coder", "False", "Unresolved")
 	backend := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]
-	if backend["state"] != "NoMatch" || !strings.Contains(fmt.Sprint(backend["message"]), "cluster.x-k8s.io/tenant-service-name=relay-family") {
+	if backend.State != v1alpha1.BackendNoMatch || !strings.Contains(backend.Message, "cluster.x-k8s.io/tenant-service-name=relay-family") {
 		t.Fatalf("status does not name the unresolved selector: %v", backend)
 	}
 	assertNoIngress(t, ns, virtualingress.GeneratedName("coder"))
@@ -61,7 +62,7 @@ func testServiceRecreated(t *testing.T) {
 
 	deleteService(t, ns, first)
 	vi := waitReady(t, ns, "coder", "False", "Stale")
-	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["service"]; got != first {
+	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].Service; got != first {
 		t.Fatalf("stale backend keeps %v, want %s", got, first)
 	}
 	waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), first)
@@ -115,7 +116,7 @@ func testMultipleMatchesError(t *testing.T) {
 	createService(t, ns, "web-green", labels)
 	vi := waitReady(t, ns, "web", "False", "Stale")
 	backend := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]
-	if fmt.Sprint(backend["candidates"]) != "[web-blue web-green]" || backend["service"] != "web-blue" {
+	if fmt.Sprint(backend.Candidates) != "[web-blue web-green]" || backend.Service != "web-blue" {
 		t.Fatalf("status: %v", backend)
 	}
 	if now := waitIngressServices(t, ns, virtualingress.GeneratedName("web"), "web-blue"); now.UID != ing.UID {
@@ -125,7 +126,7 @@ func testMultipleMatchesError(t *testing.T) {
 	// A VirtualIngress created while both match gets no Ingress at all.
 	createVirtualIngress(t, virtualIngress(ns, "web2", virtualingress.CoderSpec(labels)))
 	vi = waitReady(t, ns, "web2", "False", "Unresolved")
-	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["state"]; got != "MultipleMatches" {
+	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].State; got != v1alpha1.BackendMultipleMatches {
 		t.Fatalf("state %v, want MultipleMatches", got)
 	}
 	assertNoIngress(t, ns, virtualingress.GeneratedName("web2"))

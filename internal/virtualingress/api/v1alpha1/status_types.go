@@ -91,6 +91,12 @@ type BackendStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
+// Condition types: Resolved is the resolve policy's verdict, Ready the status controller's.
+const (
+	ConditionResolved = "Resolved"
+	ConditionReady    = "Ready"
+)
+
 // Condition is a condition of a VirtualIngress (VirtualHTTPRoute): Resolved, written by the resolve policy, and Ready,
 // written by the status controller. Unlike metav1.Condition only type and status are required: the policies write
 // no observedGeneration.
