@@ -60,7 +60,7 @@ func TestReadmeTablesAreWhatKubectlShows(t *testing.T) {
 // printerColumns are the column headers `kubectl get` prints for a CRD: NAME, then the columns of priority 0.
 func printerColumns(t *testing.T, file string) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(chartDir, "crds", file))
+	data, err := os.ReadFile(filepath.Join(chartDir, "files", "crds", file))
 	if err != nil {
 		t.Fatal(err)
 	}

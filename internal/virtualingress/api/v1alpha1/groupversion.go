@@ -1,8 +1,9 @@
 // Package v1alpha1 is the VirtualIngress API (virtual-ingress.io/v1alpha1): an Ingress whose backends may select
 // their Service by labels, resolved and kept as a standard Ingress by the virtual-ingress chart's Kyverno policies.
 //
-// The VirtualIngress CRD in charts/virtual-ingress/crds and zz_generated.deepcopy.go are generated from these types:
-// go generate ./internal/virtualingress/api/... (make generate). The policies write status (both engines, in
+// The VirtualIngress CRD in charts/virtual-ingress/files/crds (which the chart's templates/crds.yaml renders) and
+// zz_generated.deepcopy.go are generated from these types: go generate ./internal/virtualingress/api/...
+// (make generate). The policies write status (both engines, in
 // charts/virtual-ingress/files) and the status controller its Ready condition; these types are the contract they
 // share with the CRD.
 //
@@ -16,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-//go:generate go run -modfile=../../../../tools/controller-gen/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen object paths=./... crd:crdVersions=v1 output:crd:artifacts:config=../../../../charts/virtual-ingress/crds
+//go:generate go run -modfile=../../../../tools/controller-gen/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen object paths=./... crd:crdVersions=v1 output:crd:artifacts:config=../../../../charts/virtual-ingress/files/crds
 
 // GroupVersion is the API group and version of VirtualIngress (and of VirtualHTTPRoute, whose CRD tools/crdgen
 // writes).
