@@ -107,7 +107,7 @@ test: $(TEST_TARGETS) ## Everything CI runs: moon run lint, unit, golden, policy
 	@$(if $(IS_ROOT),:,echo "make test: the node tier (make e2e-node) was not run: it needs root")
 
 .PHONY: lint
-lint: vet golangci-lint deps-check helm-lint docs-check ## Static checks: go vet, golangci-lint, shipped deps, helm lint, chart READMEs
+lint: vet golangci-lint deps-check helm-lint docs-check generate-check ## Static checks: go vet, golangci-lint, shipped deps, helm lint, chart READMEs, generated code and CRDs
 
 .PHONY: moon-lint
 moon-lint: bin/moon ## `moon run lint` (the root project's lint task, which is `make lint`)
@@ -146,7 +146,7 @@ helm-lint: bin/helm ## helm lint --strict every chart, alone and with each ci/*-
 	done
 
 .PHONY: kyverno-test
-kyverno-test: bin/kyverno ## kyverno test policies/ (fails on a failing or missing test)
+kyverno-test: bin/kyverno sync-policies ## kyverno test policies/ with the Kyverno CLI, after sync-policies has written the suites' scratch files (fails on a failing or missing test)
 	bin/kyverno test policies/ --require-tests --remove-color
 
 # Compares helm-docs' output on stdout with the committed README, so the check does not depend on git state. A table row
@@ -174,8 +174,31 @@ unit: debian-packages ## go test $(PKGS) (default ./...)
 	$(GO) test $(PKGS)
 
 .PHONY: generate
-generate: ## Regenerate generated code and CRDs (go generate ./...: the apps-ingress API, the VirtualHTTPRoute CRD)
+generate: ## Regenerate generated code and CRDs (go generate ./...: the apps-ingress and VirtualIngress APIs, the VirtualHTTPRoute CRD)
 	$(GO) generate ./...
+
+# What `go generate ./...` writes: the charts' CRDs and the APIs' deepcopy code.
+GENERATED := $(wildcard charts/*/crds/*.yaml) $(wildcard internal/*/api/*/zz_generated.*.go)
+
+# Regenerates, compares with what was there, and puts back what was there, so the check neither depends on git state
+# nor changes the tree.
+.PHONY: generate-check
+generate-check: ## Fail if a generated file (CRD, deepcopy) is not what `make generate` writes
+	@tmp=$$(mktemp -d); status=0; \
+	tar -cf "$$tmp/before.tar" $(GENERATED); \
+	echo "+ go generate ./..."; \
+	if ! $(GO) generate ./...; then status=1; \
+	else \
+		mkdir "$$tmp/before" && tar -xf "$$tmp/before.tar" -C "$$tmp/before"; \
+		for f in $(GENERATED); do \
+			if ! diff -u "$$tmp/before/$$f" "$$f"; then \
+				echo "generate-check: $$f is not what 'make generate' writes: run it and commit the result" >&2; status=1; \
+			fi; \
+		done; \
+		new=$$(ls charts/*/crds/*.yaml internal/*/api/*/zz_generated.*.go | grep -vxF -f <(printf '%s\n' $(GENERATED)) || true); \
+		if [ -n "$$new" ]; then echo "generate-check: 'make generate' writes files that are not committed: $$new" >&2; rm -f $$new; status=1; fi; \
+	fi; \
+	tar -xf "$$tmp/before.tar"; rm -rf "$$tmp"; exit $$status
 
 .PHONY: golden
 golden: bin/policytest | $(JUNIT_DIR) ## Compare chart renders with tests/<product>/golden; fail if policies/ is stale

@@ -17,8 +17,8 @@ import (
 
 // Repository-relative paths of the CRD crdgen writes and the one it reuses parts of.
 const (
-	outputPath         = "charts/virtual-ingress/crds/virtualhttproutes.virtual-ingress.io.yaml"
-	virtualIngressPath = "charts/virtual-ingress/crds/virtualingresses.virtual-ingress.io.yaml"
+	outputPath         = "charts/virtual-ingress/files/crds/virtualhttproutes.virtual-ingress.io.yaml"
+	virtualIngressPath = "charts/virtual-ingress/files/crds/virtual-ingress.io_virtualingresses.yaml"
 )
 
 func main() {

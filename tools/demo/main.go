@@ -126,7 +126,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	step(fmt.Sprintf("Kyverno generated Ingress coder-generated in %s:", since(start)))
+	step(fmt.Sprintf("Kyverno generated Ingress %s in %s:", virtualingress.GeneratedName("coder"), since(start)))
 	if err := printYAML(ing); err != nil {
 		return err
 	}
@@ -237,11 +237,11 @@ func hostOf(vi *unstructured.Unstructured) string {
 	return host
 }
 
-// waitIngress waits until coder-generated routes to service.
+// waitIngress waits until the Ingress generated from coder routes to service.
 func waitIngress(ctx context.Context, kube kubernetes.Interface, service string) (*networkingv1.Ingress, error) {
 	var ing *networkingv1.Ingress
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := kube.NetworkingV1().Ingresses(ns).Get(ctx, "coder-generated", metav1.GetOptions{})
+		got, err := kube.NetworkingV1().Ingresses(ns).Get(ctx, virtualingress.GeneratedName("coder"), metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -249,7 +249,7 @@ func waitIngress(ctx context.Context, kube kubernetes.Interface, service string)
 		return got.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name == service, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("coder-generated never routed to %s: %w", service, err)
+		return nil, fmt.Errorf("%s never routed to %s: %w", virtualingress.GeneratedName("coder"), service, err)
 	}
 	return ing, nil
 }
@@ -259,7 +259,7 @@ func waitIngress(ctx context.Context, kube kubernetes.Interface, service string)
 func waitReady(ctx context.Context, dyn dynamic.Interface, name, service string) error {
 	return waitStatus(ctx, dyn, name, "Ready=True IngressUpToDate with Service "+service, func(vi *unstructured.Unstructured) bool {
 		for _, b := range virtualingress.Backends(vi) {
-			if b["service"] != service {
+			if b.Service != service {
 				return false
 			}
 		}

@@ -9,11 +9,11 @@ import (
 	"os"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 var ingressGVK = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}
@@ -24,49 +24,16 @@ type convertSource struct {
 	obj   sourceObject
 }
 
-// sourceObject is an Ingress or a VirtualIngress: the same spec, except that a VirtualIngress's Service backend may
-// give matchLabels instead of a name. It is decoded strictly: a field this type does not know would otherwise vanish
-// from the routes without a note.
+// sourceObject is an Ingress or a VirtualIngress, read as a VirtualIngress: its spec is an Ingress's, except that a
+// Service backend may give matchLabels instead of a name (the API's Go type). It is decoded strictly: a field this
+// type does not know would otherwise vanish from the routes without a note.
 type sourceObject struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Spec       sourceSpec        `json:"spec"`
+	APIVersion string                      `json:"apiVersion"`
+	Kind       string                      `json:"kind"`
+	Metadata   metav1.ObjectMeta           `json:"metadata"`
+	Spec       v1alpha1.VirtualIngressSpec `json:"spec"`
 	// What a controller or the policies wrote (kubectl get -o yaml has it): nothing to convert.
 	Status json.RawMessage `json:"status,omitempty"`
-}
-
-type sourceSpec struct {
-	IngressClassName *string                   `json:"ingressClassName,omitempty"`
-	DefaultBackend   *sourceBackend            `json:"defaultBackend,omitempty"`
-	TLS              []networkingv1.IngressTLS `json:"tls,omitempty"`
-	Rules            []sourceRule              `json:"rules,omitempty"`
-}
-
-type sourceRule struct {
-	Host string      `json:"host,omitempty"`
-	HTTP *sourceHTTP `json:"http,omitempty"`
-}
-
-type sourceHTTP struct {
-	Paths []sourcePath `json:"paths"`
-}
-
-type sourcePath struct {
-	Path     string                 `json:"path,omitempty"`
-	PathType *networkingv1.PathType `json:"pathType,omitempty"`
-	Backend  sourceBackend          `json:"backend"`
-}
-
-type sourceBackend struct {
-	Service  *sourceService                    `json:"service,omitempty"`
-	Resource *corev1.TypedLocalObjectReference `json:"resource,omitempty"`
-}
-
-type sourceService struct {
-	Name        string                          `json:"name,omitempty"`
-	MatchLabels map[string]string               `json:"matchLabels,omitempty"`
-	Port        networkingv1.ServiceBackendPort `json:"port"`
 }
 
 // id is how notes and errors name the source: namespace/name, or the name alone when the file gives no namespace.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	networkingv1 "k8s.io/api/networking/v1"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // What a route cannot say: which Gateway (an Ingress names a class, not a controller instance), TLS (a Gateway
@@ -39,12 +39,16 @@ func parentFor(obj sourceObject, gateway *parentRef) (parentRef, string) {
 
 // tlsNotes: a route has no TLS settings. The certificate moves to the HTTPS listener of the Gateway, which is
 // usually another team's and another namespace's object.
-func tlsNotes(tls []networkingv1.IngressTLS) []string {
+func tlsNotes(tls []v1alpha1.TLS) []string {
 	notes := make([]string, 0, len(tls))
 	for i, t := range tls {
 		hosts := "every host"
 		if len(t.Hosts) > 0 {
-			hosts = strings.Join(t.Hosts, ", ")
+			names := make([]string, len(t.Hosts))
+			for j, h := range t.Hosts {
+				names[j] = string(h)
+			}
+			hosts = strings.Join(names, ", ")
 		}
 		cert := "the Gateway's certificate for those hostnames (the entry has no secretName: the controller's default)"
 		if t.SecretName != "" {

@@ -7,6 +7,8 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // maxRouteRules is HTTPRoute's limit on spec.rules (Gateway API v1.7): each Ingress path is one rule, so a host with
@@ -54,7 +56,7 @@ func convertOne(s convertSource, gateway *parentRef) (conversion, error) {
 			pathless = append(pathless, i)
 			continue
 		}
-		d := draftFor(rule.Host)
+		d := draftFor(string(rule.Host))
 		d.hasPaths = true
 		for j, p := range rule.HTTP.Paths {
 			field := fmt.Sprintf("spec.rules[%d].http.paths[%d]", i, j)
@@ -120,7 +122,7 @@ func convertOne(s convertSource, gateway *parentRef) (conversion, error) {
 		c.routes = append(c.routes, convertedRoute{route: route, covers: d.covers(), notes: notes})
 	}
 	for _, i := range pathless {
-		c.notes = append(c.notes, pathlessNote(i, spec.Rules[i].Host, defaultRoute))
+		c.notes = append(c.notes, pathlessNote(i, string(spec.Rules[i].Host), defaultRoute))
 	}
 	return c, nil
 }
@@ -150,16 +152,16 @@ func pathlessNote(rule int, host, defaultRoute string) string {
 		"backend answered its requests; nothing converted", rule, what)
 }
 
-func pathMatchFor(p sourcePath, field string) (pathMatch, string, error) {
-	if p.PathType == nil {
+func pathMatchFor(p v1alpha1.Path, field string) (pathMatch, string, error) {
+	if p.PathType == "" {
 		return pathMatch{}, "", fmt.Errorf("%s: pathType is required", field)
 	}
-	switch *p.PathType {
+	switch networkingv1.PathType(p.PathType) {
 	case networkingv1.PathTypePrefix, networkingv1.PathTypeExact:
 		if !strings.HasPrefix(p.Path, "/") {
-			return pathMatch{}, "", fmt.Errorf("%s: pathType %s needs an absolute path, not %q", field, *p.PathType, p.Path)
+			return pathMatch{}, "", fmt.Errorf("%s: pathType %s needs an absolute path, not %q", field, p.PathType, p.Path)
 		}
-		if *p.PathType == networkingv1.PathTypeExact {
+		if networkingv1.PathType(p.PathType) == networkingv1.PathTypeExact {
 			return pathMatch{Type: "Exact", Value: p.Path}, "", nil
 		}
 		return pathMatch{Type: "PathPrefix", Value: p.Path}, "", nil
@@ -176,7 +178,7 @@ func pathMatchFor(p sourcePath, field string) (pathMatch, string, error) {
 		}
 		return pathMatch{Type: "PathPrefix", Value: value}, note, nil
 	}
-	return pathMatch{}, "", fmt.Errorf("%s: unknown pathType %q", field, *p.PathType)
+	return pathMatch{}, "", fmt.Errorf("%s: unknown pathType %q", field, p.PathType)
 }
 
 // pathPrefixProblem is why HTTPRoute's validation refuses value as a PathPrefix, "" if it does not. An Ingress
@@ -190,7 +192,7 @@ func pathPrefixProblem(value string) string {
 	return ""
 }
 
-func backendRefFor(b sourceBackend, field string, virtual bool) (backendRef, string, error) {
+func backendRefFor(b v1alpha1.Backend, field string, virtual bool) (backendRef, string, error) {
 	if (b.Service == nil) == (b.Resource == nil) {
 		return backendRef{}, "", fmt.Errorf("%s: exactly one of service or resource must be set", field)
 	}
@@ -218,7 +220,13 @@ func backendRefFor(b sourceBackend, field string, virtual bool) (backendRef, str
 	if (svc.Port.Number != 0) == (svc.Port.Name != "") {
 		return backendRef{}, "", fmt.Errorf("%s.service.port: exactly one of name or number must be set", field)
 	}
-	ref := backendRef{Name: svc.Name, MatchLabels: maps.Clone(svc.MatchLabels)}
+	ref := backendRef{Name: svc.Name}
+	for k, v := range svc.MatchLabels {
+		if ref.MatchLabels == nil {
+			ref.MatchLabels = map[string]string{}
+		}
+		ref.MatchLabels[k] = string(v)
+	}
 	if svc.Port.Number != 0 {
 		port := intstr.FromInt32(svc.Port.Number)
 		ref.Port = &port

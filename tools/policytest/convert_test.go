@@ -433,7 +433,7 @@ func TestConvertRouteNames(t *testing.T) {
 // The notes say which routes the API server refuses: exactly those must fail the VirtualHTTPRoute CRD's
 // validation, and every other route must pass it.
 func TestConvertOutputMatchesTheVirtualHTTPRouteCRD(t *testing.T) {
-	const crd = "../../charts/virtual-ingress/crds/virtualhttproutes.virtual-ingress.io.yaml"
+	const crd = "../../charts/virtual-ingress/files/crds/virtualhttproutes.virtual-ingress.io.yaml"
 	if _, err := os.Stat(crd); os.IsNotExist(err) {
 		t.Skipf("%s not generated yet (make generate)", crd)
 	}

@@ -41,8 +41,10 @@ charts/virtualservice-operator -> tests/virtualservice/golden/):
                  case renders a template in full, both sides show that template's documents in full, so the diff
                  holds only the lines that change. Empty: the case renders as the defaults.
 Normalised: a CRD of the chart's crds/ directory is one "# Source:" line naming it (Helm installs the file verbatim:
-it is a source file, not a template, so its content is not compared, only whether the chart ships it), and so is a
-document identical to a file sync-policies generated under --policies-dir (the line names that file). A stale
+it is a source file, not a template, so its content is not compared, only whether the chart ships it); a CRD a
+template renders from the chart's files/crds/ shows its metadata and, for its spec, a comment naming the file when the
+spec is the file's; and a document identical to a file sync-policies generated under --policies-dir is one line
+naming that file. A stale
 generated file matches nothing: the document then shows in full and fails.
 A golden file whose case is gone fails too. --update rewrites the golden files, and deletes those of gone cases;
 run sync-policies before it (make golden-update does), or the documents of stale policies are written in full.`,
@@ -107,7 +109,11 @@ func (g goldenRun) normalised(chartDir string, valuesFiles []string) (normalRend
 	if err != nil {
 		return nil, err
 	}
-	return normalise(manifest, g.generated)
+	crds, err := chartCRDFiles(chartDir)
+	if err != nil {
+		return nil, err
+	}
+	return normalise(manifest, g.generated, crds)
 }
 
 // content is what the golden file of a case holds.

@@ -20,17 +20,29 @@ const kyvernoTestFile = "kyverno-test.yaml"
 
 func newKyvernoCommand() *cobra.Command {
 	var junitFile string
+	sync := defaultSyncOptions()
+	noScratch := false
 	cmd := &cobra.Command{
 		Use:   "kyverno [dir...]",
 		Short: "Run every kyverno-test.yaml under the directories (default: policies) with the Kyverno CLI, in-process",
+		Long: `Runs every kyverno-test.yaml under the directories (default: policies) with the Kyverno CLI, in-process.
+First writes the scratch files of --policies-dir (see sync-policies --help): the policies a suite renders with its
+own chart-values.yaml and the Services caches, which git does not keep.`,
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			if len(dirs) == 0 {
 				dirs = []string{"policies"}
+			}
+			if !noScratch {
+				if err := writeScratch(cmd.OutOrStdout(), sync); err != nil {
+					return fmt.Errorf("writing the suites' scratch files: %w", err)
+				}
 			}
 			return runKyverno(cmd.OutOrStdout(), dirs, junitFile)
 		},
 	}
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write the results as JUnit XML to this file")
+	cmd.Flags().BoolVar(&noScratch, "no-scratch", false, "do not write the scratch files of --policies-dir first")
+	addSyncFlags(cmd, &sync)
 	return cmd
 }
 

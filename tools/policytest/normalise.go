@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -18,6 +20,10 @@ import (
 //     are (they are no templates), so their copy in a golden file only repeated a source file. Their content is
 //     therefore not checked here (the crdschema tests and the e2e suites exercise it); whether the render holds
 //     them is, since the line is in the golden file.
+//   - A CRD a template renders from a file of the chart (the virtual-ingress chart's templates/crds.yaml, from
+//     files/crds/) shows its metadata, and instead of its spec one comment line naming that file, when the spec is
+//     that file's: the file is generated and checked by make lint, and the labels and annotations the template adds
+//     are what a values case can change.
 //   - A document identical to a file sync-policies generated (that file minus its header line: the same
 //     normalisation sync applies) becomes one comment line naming that file. Only the committed file is looked at,
 //     not what sync would write now: after a change to a policy template the committed file is stale, the document
@@ -34,8 +40,9 @@ type normalDoc struct {
 type normalRender []normalDoc
 
 // normalise splits a manifest at its "---" lines, as render.Split does, and gives each document its reference line
-// where it has one. generated maps the body of every generated file to its path.
-func normalise(manifest string, generated map[string]string) (normalRender, error) {
+// where it has one. generated maps the body of every generated file to its path, crdFiles the CRDs of the chart's
+// files by name.
+func normalise(manifest string, generated map[string]string, crdFiles map[string]crdFile) (normalRender, error) {
 	var docs normalRender
 	source := ""
 	for _, chunk := range strings.SplitAfter("\n"+manifest, "\n---\n") {
@@ -65,6 +72,9 @@ func normalise(manifest string, generated map[string]string) (normalRender, erro
 		if len(split) == 1 {
 			if path, ok := generated[split[0].YAML]; ok {
 				doc.ref = "# Source: " + source + " (rendered as " + path + ")\n"
+			}
+			if ref, ok := crdFromFile(source, split[0], crdFiles); ok {
+				doc.ref, doc.crd = ref, true
 			}
 		}
 		docs = append(docs, doc)
@@ -131,8 +141,8 @@ func generatedBodies(dir string) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isGenerated(content) {
-			continue
+		if !isGenerated(content) || isScratch(content) {
+			continue // a scratch file is not committed: a golden file may not depend on it
 		}
 		_, body, _ := strings.Cut(string(content), "\n")
 		if _, taken := bodies[body]; !taken {
@@ -140,4 +150,53 @@ func generatedBodies(dir string) (map[string]string, error) {
 		}
 	}
 	return bodies, nil
+}
+
+// crdFile is a CRD kept as a file of a chart, which a template renders.
+type crdFile struct {
+	path string // relative to the chart
+	spec any
+}
+
+// chartCRDFiles reads the CRDs under the chart's files/ directory, by name.
+func chartCRDFiles(chartDir string) (map[string]crdFile, error) {
+	paths, err := filepath.Glob(filepath.Join(chartDir, "files", "crds", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	crds := map[string]crdFile{}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		docs, err := render.Split(string(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rel, err := filepath.Rel(chartDir, path)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range docs {
+			if d.Object.GetKind() == "CustomResourceDefinition" {
+				crds[d.Object.GetName()] = crdFile{path: filepath.ToSlash(rel), spec: d.Object.Object["spec"]}
+			}
+		}
+	}
+	return crds, nil
+}
+
+// crdFromFile is the reference of a template's CRD whose spec is that of a CRD file of the chart: its metadata as
+// rendered, and a comment for the spec.
+func crdFromFile(source string, doc render.Document, crds map[string]crdFile) (string, bool) {
+	file, ok := crds[doc.Object.GetName()]
+	if !ok || doc.Object.GetKind() != "CustomResourceDefinition" || !reflect.DeepEqual(doc.Object.Object["spec"], file.spec) {
+		return "", false
+	}
+	head, _, found := strings.Cut(doc.YAML, "\nspec:\n")
+	if !found {
+		return "", false
+	}
+	return "# Source: " + source + "\n" + head + "\nspec: # as in " + file.path + ", not repeated here\n", true
 }

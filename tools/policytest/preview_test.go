@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
@@ -59,7 +60,7 @@ func TestPreviewResolvesServiceOfTheSameNamespaceAndGeneratesTheIngress(t *testi
 	for _, o := range objs {
 		kinds = append(kinds, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
 	}
-	want := "Ingress default/shop-generated, VirtualIngress default/shop, VirtualIngress default/orphan"
+	want := "Ingress default/" + virtualingress.GeneratedName("shop") + ", VirtualIngress default/shop, VirtualIngress default/orphan"
 	if strings.Join(kinds, ", ") != want {
 		t.Fatalf("documents %q, want %q\n%s", strings.Join(kinds, ", "), want, out)
 	}
@@ -77,7 +78,7 @@ func TestPreviewResolvesServiceOfTheSameNamespaceAndGeneratesTheIngress(t *testi
 	if conds, _, _ := unstructured.NestedSlice(shop.Object, "status", "conditions"); len(conds) != 1 || conds[0].(map[string]any)["status"] != "True" {
 		t.Errorf("shop Ready condition: %v", conds)
 	}
-	if got := str(t, shop, "status", "ingress", "name"); got != "shop-generated" {
+	if got := str(t, shop, "status", "ingress", "name"); got != virtualingress.GeneratedName("shop") {
 		t.Errorf("status.ingress.name %q", got)
 	}
 	backends, _, _ := unstructured.NestedSlice(orphan.Object, "status", "backends")
@@ -218,7 +219,7 @@ func TestPreviewEngineOptionPicksThePolicyKindsAndBothShowTheSameObjects(t *test
 	if outputs[policyengine.ClusterPolicy] != outputs[policyengine.GeneratingPolicy] {
 		t.Errorf("engines differ:\n%s", unifiedDiff(policyengine.ClusterPolicy, policyengine.GeneratingPolicy, outputs[policyengine.ClusterPolicy], outputs[policyengine.GeneratingPolicy]))
 	}
-	if !strings.Contains(outputs[policyengine.GeneratingPolicy], "name: shop-generated") {
+	if !strings.Contains(outputs[policyengine.GeneratingPolicy], "name: "+virtualingress.GeneratedName("shop")) {
 		t.Errorf("the CEL engine generated no Ingress:\n%s", outputs[policyengine.GeneratingPolicy])
 	}
 }
@@ -245,7 +246,7 @@ func TestPreviewGeneratesTheHTTPRouteOfAVirtualHTTPRoute(t *testing.T) {
 	for _, o := range previewObjects(t, out.String()) {
 		kinds = append(kinds, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
 	}
-	if got, want := strings.Join(kinds, ", "), "HTTPRoute tenant-root/coder-generated, VirtualHTTPRoute tenant-root/coder"; got != want {
+	if got, want := strings.Join(kinds, ", "), "HTTPRoute tenant-root/"+virtualingress.GeneratedName("coder")+", VirtualHTTPRoute tenant-root/coder"; got != want {
 		t.Errorf("documents %q, want %q\n%s", got, want, out.String())
 	}
 }

@@ -15,8 +15,8 @@ import (
 
 // serviceCacheFile is the file a suite names in globalContextEntries[].resourceFiles for the chart's GlobalContextEntry
 // of Services. The CLI only reads such files from the suite's own directory, while the Services are fixtures shared
-// by every suite and the preview, so sync-policies writes it: the Services of the suite's clusterResources (a cluster
-// whose informer has caught up), in the suite's directory and in its CEL twin's.
+// by every suite and the preview, so sync-policies writes it, as a scratch file: the Services of the suite's
+// clusterResources (a cluster whose informer has caught up), in the suite's directory and in its CEL twin's.
 const serviceCacheFile = "services-cache.yaml"
 
 // addServiceCaches wants serviceCacheFile in every suite directory under outDir whose kyverno-test.yaml (written or
@@ -58,8 +58,8 @@ func (p *syncPlan) addServiceCaches(outDir string) error {
 		if err != nil {
 			return err
 		}
-		header := generatedPrefix + "the Services of " + strings.Join(suite.ClusterResources, ", ") + twinSuffix + "\n"
-		if err := p.add(filepath.Join(dir, serviceCacheFile), append([]byte(header), cache...)); err != nil {
+		header := generatedPrefix + "the Services of " + strings.Join(suite.ClusterResources, ", ") + scratchSuffix + "\n"
+		if err := p.addScratch(filepath.Join(dir, serviceCacheFile), append([]byte(header), cache...)); err != nil {
 			return err
 		}
 	}

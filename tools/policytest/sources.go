@@ -7,6 +7,8 @@ import (
 	"helm.sh/helm/v3/pkg/cli/values"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // sourceKind is a kind whose writes the chart's policies resolve into a status and a generated object. preview and
@@ -19,8 +21,8 @@ type sourceKind struct {
 }
 
 var (
-	virtualIngressGVK   = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualIngress"}
-	virtualHTTPRouteGVK = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualHTTPRoute"}
+	virtualIngressGVK   = v1alpha1.GroupVersion.WithKind("VirtualIngress")
+	virtualHTTPRouteGVK = v1alpha1.GroupVersion.WithKind("VirtualHTTPRoute")
 
 	sourceKinds = []sourceKind{
 		{gvk: virtualIngressGVK, resource: "virtualingresses"},

@@ -251,8 +251,58 @@ func TestSyncWritesIntoASuiteOnlyThePoliciesItNames(t *testing.T) {
 	}
 
 	writeFile(t, suite, "kind: Test\npolicies:\n- demo-require-label.yaml\n")
-	if ok, out := checkSync(t, o); ok || !strings.Contains(out, "missing: "+policy) {
-		t.Errorf("a policy the suite names is not wanted:\n%s", out)
+	var wrote bytes.Buffer
+	if err := writeScratch(&wrote, o); err != nil {
+		t.Fatal(err)
+	}
+	assertContains(t, wrote.String(), "wrote "+policy)
+	assertContains(t, readFile(t, policy), scratchSuffix+"\n", `message: "label owner is required"`)
+}
+
+// A policy only a suite reads is a scratch file: git does not keep it, so the check (of what is committed) passes
+// without it and golden never names it, while the suite gets it before each run, rendered afresh.
+func TestSyncLeavesScratchFilesOutOfTheCheckAndGoldenButWritesThemForTheSuites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "policies")
+	writeFile(t, filepath.Join(dir, suiteValuesFile), "requiredLabel: team\n")
+	writeFile(t, filepath.Join(dir, "owner", suiteValuesFile), "requiredLabel: owner\n")
+	writeFile(t, filepath.Join(dir, "owner", kyvernoTestFile), "kind: Test\npolicies:\n- demo-require-label.yaml\n")
+	o := syncOptions{chartDir: demoChart, outDir: dir}
+	policy := filepath.Join(dir, "owner", "demo-require-label.yaml")
+	committed := filepath.Join(dir, "demo-require-label.yaml")
+	if err := writeScratch(&bytes.Buffer{}, o); err != nil {
+		t.Fatal(err)
+	}
+	if !fileExists(policy) || fileExists(committed) {
+		t.Fatal("writeScratch wrote other files than the suite's")
+	}
+	if ok, out := checkSync(t, o); ok || !strings.Contains(out, "missing: "+committed) || strings.Contains(out, policy) {
+		t.Errorf("the check must report the committed file only:\n%s", out)
+	}
+	syncInto(t, dir)
+	if err := os.Remove(policy); err != nil {
+		t.Fatal(err)
+	}
+	if ok, out := checkSync(t, o); !ok {
+		t.Errorf("a missing scratch file fails the check:\n%s", out)
+	}
+	replaceInFile(t, committed, "label team is required", "label team is required!")
+	if err := writeScratch(&bytes.Buffer{}, o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(readFile(t, committed), "required!") {
+		t.Error("writeScratch rewrote a committed file")
+	}
+	bodies, err := generatedBodies(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range bodies {
+		if path == filepath.ToSlash(policy) {
+			t.Errorf("golden may name %s, which is not committed", path)
+		}
+	}
+	if len(bodies) != 1 {
+		t.Errorf("golden names %v, want the committed policy only", bodies)
 	}
 }
 

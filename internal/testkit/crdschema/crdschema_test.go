@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-const crdPath = "../../../charts/virtual-ingress/crds/virtualingresses.virtual-ingress.io.yaml"
+const crdPath = "../../../charts/virtual-ingress/files/crds/virtual-ingress.io_virtualingresses.yaml"
 
 func loadValidator(t *testing.T) *Validator { return loadValidatorFile(t, crdPath) }
 

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-const routeCRDPath = "../../../charts/virtual-ingress/crds/virtualhttproutes.virtual-ingress.io.yaml"
+const routeCRDPath = "../../../charts/virtual-ingress/files/crds/virtualhttproutes.virtual-ingress.io.yaml"
 
 func loadRouteValidator(t *testing.T) *Validator { return loadValidatorFile(t, routeCRDPath) }
 

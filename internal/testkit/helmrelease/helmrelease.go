@@ -66,18 +66,25 @@ func (h *Release) install(ctx context.Context, values map[string]any, wait time.
 // Upgrade applies values on top of the chart defaults (like `helm upgrade --reset-values -f`), so each call states
 // the whole configuration under test.
 func (h *Release) Upgrade(ctx context.Context, values map[string]any) error {
-	return h.upgrade(ctx, values, 0)
+	return h.upgrade(ctx, values, 0, false)
+}
+
+// UpgradeTakingOwnership is Upgrade with `--take-ownership`: the release adopts the objects of its render that exist
+// without being any release's (a chart's CRDs that an older version installed from crds/).
+func (h *Release) UpgradeTakingOwnership(ctx context.Context, values map[string]any) error {
+	return h.upgrade(ctx, values, 0, true)
 }
 
 // UpgradeWait is Upgrade with `--wait --timeout`.
 func (h *Release) UpgradeWait(ctx context.Context, values map[string]any, timeout time.Duration) error {
-	return h.upgrade(ctx, values, timeout)
+	return h.upgrade(ctx, values, timeout, false)
 }
 
-func (h *Release) upgrade(ctx context.Context, values map[string]any, wait time.Duration) error {
+func (h *Release) upgrade(ctx context.Context, values map[string]any, wait time.Duration, takeOwnership bool) error {
 	upgrade := action.NewUpgrade(h.cfg)
 	upgrade.Namespace = h.namespace
 	upgrade.ResetValues = true
+	upgrade.TakeOwnership = takeOwnership
 	upgrade.Wait, upgrade.Timeout = wait > 0, wait
 	_, err := upgrade.RunWithContext(ctx, h.name, h.chart, values)
 	return err

@@ -17,7 +17,7 @@ func TestChartControllerOptionsFollowValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if defaults.NameSuffix != "-generated" || defaults.OnMultipleMatches != "error" || defaults.RepairAfter != 30*time.Second ||
+	if defaults.NameSuffix != NameSuffix || defaults.OnMultipleMatches != "error" || defaults.RepairAfter != 30*time.Second ||
 		!slices.Contains(defaults.ExcludedAnnotations, "kubectl.kubernetes.io/last-applied-configuration") ||
 		!slices.Contains(defaults.ExcludedLabels, "app.kubernetes.io/instance") {
 		t.Fatalf("chart defaults read as %+v", defaults)
@@ -60,7 +60,7 @@ func TestRenderChartControllerNamesTheChartsServiceAccount(t *testing.T) {
 	if cc.ServiceAccount == "" || cc.Namespace == "" || !found {
 		t.Fatalf("the Deployment runs as %s/%s, which the chart does not create", cc.Namespace, cc.ServiceAccount)
 	}
-	if !slices.Contains(cc.Args, "--name-suffix=-generated") {
+	if !slices.Contains(cc.Args, "--name-suffix="+NameSuffix) {
 		t.Fatalf("arguments %q", cc.Args)
 	}
 }

@@ -3,10 +3,12 @@ package virtualingress
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // RouteGVR is the resource of the VirtualHTTPRoute CRD.
-var RouteGVR = schema.GroupVersionResource{Group: "virtual-ingress.io", Version: "v1alpha1", Resource: "virtualhttproutes"}
+var RouteGVR = v1alpha1.GroupVersion.WithResource("virtualhttproutes")
 
 // HTTPRouteGVR is Gateway API's HTTPRoute, what a VirtualHTTPRoute generates.
 var HTTPRouteGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}

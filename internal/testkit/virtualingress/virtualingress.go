@@ -1,16 +1,19 @@
 // Package virtualingress builds VirtualIngress objects and reads their status, for the end-to-end tests, the
-// benchmark and the demo. The API itself is defined by the CRD in charts/virtual-ingress/crds.
+// benchmark and the demo, from the API's Go types (internal/virtualingress/api/v1alpha1).
 package virtualingress
 
 import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // GVR is the resource of the VirtualIngress CRD.
-var GVR = schema.GroupVersionResource{Group: "virtual-ingress.io", Version: "v1alpha1", Resource: "virtualingresses"}
+var GVR = v1alpha1.GroupVersion.WithResource("virtualingresses")
 
 // New returns a VirtualIngress with the given spec.
 func New(namespace, name string, spec map[string]any) *unstructured.Unstructured {
@@ -20,7 +23,7 @@ func New(namespace, name string, spec map[string]any) *unstructured.Unstructured
 // newObject is a virtual-ingress.io/v1alpha1 object of kind with the given spec.
 func newObject(kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "virtual-ingress.io/v1alpha1",
+		"apiVersion": v1alpha1.GroupVersion.String(),
 		"kind":       kind,
 		"metadata":   map[string]any{"name": name, "namespace": namespace},
 		"spec":       spec,
@@ -28,22 +31,24 @@ func newObject(kind, namespace, name string, spec map[string]any) *unstructured.
 }
 
 // SelectorBackend is a backend choosing its Service by labels.
-func SelectorBackend(labels map[string]string, port int64) map[string]any {
-	ml := map[string]any{}
+func SelectorBackend(labels map[string]string, port int32) map[string]any {
+	matchLabels := map[string]v1alpha1.LabelValue{}
 	for k, v := range labels {
-		ml[k] = v
+		matchLabels[k] = v1alpha1.LabelValue(v)
 	}
-	return map[string]any{"service": map[string]any{"matchLabels": ml, "port": map[string]any{"number": port}}}
+	return toMap(&v1alpha1.Backend{Service: &v1alpha1.ServiceBackend{MatchLabels: matchLabels, Port: v1alpha1.ServiceBackendPort{Number: port}}})
 }
 
 // NamedBackend is a backend naming its Service.
-func NamedBackend(name string, port int64) map[string]any {
-	return map[string]any{"service": map[string]any{"name": name, "port": map[string]any{"number": port}}}
+func NamedBackend(name string, port int32) map[string]any {
+	return toMap(&v1alpha1.Backend{Service: &v1alpha1.ServiceBackend{Name: name, Port: v1alpha1.ServiceBackendPort{Number: port}}})
 }
 
-// Path is a Prefix path to backend.
+// Path is a Prefix path to backend. The backend is a map, so that a test can also write one the API refuses.
 func Path(p string, backend map[string]any) map[string]any {
-	return map[string]any{"path": p, "pathType": "Prefix", "backend": backend}
+	path := toMap(&v1alpha1.Path{Path: p, PathType: "Prefix"})
+	path["backend"] = backend
+	return path
 }
 
 // Rule is a host rule with paths.
@@ -52,7 +57,9 @@ func Rule(host string, paths ...map[string]any) map[string]any {
 	for i, p := range paths {
 		items[i] = p
 	}
-	return map[string]any{"host": host, "http": map[string]any{"paths": items}}
+	rule := toMap(&v1alpha1.Rule{Host: v1alpha1.Host(host)})
+	rule["http"] = map[string]any{"paths": items}
+	return rule
 }
 
 // CoderSpec is the spec of the project's canonical example (fixtures/examples/virtualingresses.yaml), selecting
@@ -67,36 +74,53 @@ func CoderIngressSpec(service string) map[string]any {
 }
 
 func coderSpec(backend map[string]any) map[string]any {
-	return map[string]any{
-		"ingressClassName": "tenant-root",
-		"tls": []any{
-			map[string]any{"hosts": []any{"coder.enigma.vgijssel.nl"}, "secretName": "coder-tls"},
-			map[string]any{"hosts": []any{"*.coder.enigma.vgijssel.nl"}, "secretName": "coder-wildcard-tls"},
+	spec := toMap(&v1alpha1.VirtualIngressSpec{
+		IngressClassName: ptr.To("tenant-root"),
+		TLS: []v1alpha1.TLS{
+			{Hosts: []v1alpha1.Host{"coder.enigma.vgijssel.nl"}, SecretName: "coder-tls"},
+			{Hosts: []v1alpha1.Host{"*.coder.enigma.vgijssel.nl"}, SecretName: "coder-wildcard-tls"},
 		},
-		"rules": []any{Rule("coder.enigma.vgijssel.nl", Path("/", backend))},
+	})
+	spec["rules"] = []any{Rule("coder.enigma.vgijssel.nl", Path("/", backend))}
+	return spec
+}
+
+// toMap is a typed part of a VirtualIngress (a pointer to it) as the dynamic client sends it. The builders start from the API's types
+// and hand out maps, so that a test can change them, or write what the API refuses.
+func toMap(v any) map[string]any {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+	if err != nil {
+		panic(fmt.Sprintf("virtualingress: %T does not convert: %v", v, err))
 	}
+	return m
 }
 
 // Condition returns status, reason and message of the condition of that type ("" when there is none): Resolved (the
-// resolve policy's) or Ready (the status controller's).
+// resolve policy's) or Ready (the status controller's). A VirtualHTTPRoute's conditions are the same.
 func Condition(obj *unstructured.Unstructured, conditionType string) (status, reason, message string) {
-	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conditions {
-		m, _ := c.(map[string]any)
-		if m["type"] == conditionType {
-			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"]), fmt.Sprint(m["message"])
+	for _, c := range statusOf(obj).Conditions {
+		if c.Type == conditionType {
+			return string(c.Status), c.Reason, c.Message
 		}
 	}
 	return "", "", ""
 }
 
 // Backends returns status.backends keyed by field (e.g. spec.rules[0].http.paths[0].backend).
-func Backends(vi *unstructured.Unstructured) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	backends, _, _ := unstructured.NestedSlice(vi.Object, "status", "backends")
-	for _, b := range backends {
-		m, _ := b.(map[string]any)
-		out[fmt.Sprint(m["field"])] = m
+func Backends(vi *unstructured.Unstructured) map[string]v1alpha1.BackendStatus {
+	out := map[string]v1alpha1.BackendStatus{}
+	for _, b := range statusOf(vi).Backends {
+		out[b.Field] = b
 	}
 	return out
+}
+
+// statusOf reads the status the policies and the status controller wrote; what does not decode reads as empty, so
+// that the caller's assertion on it fails.
+func statusOf(obj *unstructured.Unstructured) v1alpha1.VirtualIngressStatus {
+	var status v1alpha1.VirtualIngressStatus
+	if raw, ok, _ := unstructured.NestedMap(obj.Object, "status"); ok {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &status)
+	}
+	return status
 }

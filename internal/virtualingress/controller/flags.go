@@ -6,11 +6,15 @@ import (
 	"time"
 )
 
+// DefaultNameSuffix is the chart's default generatedIngress.nameSuffix: the Ingress (HTTPRoute) generated from a
+// VirtualIngress (VirtualHTTPRoute) is named <name><suffix>.
+const DefaultNameSuffix = "-generated"
+
 // BindFlags registers the options as command-line flags. The chart's Deployment passes each one from its values; the
 // tests that run the controller in-process parse the same arguments from the rendered chart.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.KyvernoNamespace, "kyverno-namespace", "kyverno", "namespace of Kyverno's UpdateRequests")
-	fs.StringVar(&o.NameSuffix, "name-suffix", "-generated", "the chart's generatedIngress.nameSuffix")
+	fs.StringVar(&o.NameSuffix, "name-suffix", DefaultNameSuffix, "the chart's generatedIngress.nameSuffix")
 	fs.Func("excluded-labels", "the chart's generatedIngress.excludedLabels (comma-separated): labels of a source its generated object does not get",
 		keysInto(&o.ExcludedLabels))
 	fs.Func("excluded-annotations", "the chart's generatedIngress.excludedAnnotations (comma-separated)",

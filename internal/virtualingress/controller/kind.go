@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // sourceKind is one kind the controller checks, with the kind the policies generate from it: a VirtualIngress and its
@@ -26,11 +28,13 @@ type sourceKind struct {
 	gateways func(generated *unstructured.Unstructured) []parent
 }
 
-// GVK of the VirtualIngress CRD. The controller reads it unstructured: the chart's CRD is the schema's source of truth.
-var GVK = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualIngress"}
+// GVK of VirtualIngress. The controller reads both kinds through one unstructured path: a VirtualHTTPRoute has no Go
+// type (its CRD is Gateway API's HTTPRoute schema, tools/crdgen), and what the two share (status.backends,
+// conditions, the generated object's name and spec) is read the same way for both.
+var GVK = v1alpha1.GroupVersion.WithKind("VirtualIngress")
 
 // RouteGVK of the VirtualHTTPRoute CRD.
-var RouteGVK = schema.GroupVersionKind{Group: "virtual-ingress.io", Version: "v1alpha1", Kind: "VirtualHTTPRoute"}
+var RouteGVK = v1alpha1.GroupVersion.WithKind("VirtualHTTPRoute")
 
 var virtualIngressKind = &sourceKind{
 	gvk:                GVK,

@@ -6,12 +6,14 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
-// Condition types: Resolved is the resolve policy's, Ready this controller's.
+// Condition types, as the API names them: Resolved is the resolve policy's, Ready this controller's.
 const (
-	ConditionResolved = "Resolved"
-	ConditionReady    = "Ready"
+	ConditionResolved = v1alpha1.ConditionResolved
+	ConditionReady    = v1alpha1.ConditionReady
 )
 
 // backend is one entry of status.backends, as the resolve policies write it, with what the spec says at its field:

@@ -205,7 +205,7 @@ func (b *bench) floorIngresses(ctx context.Context, ns string, n int) (int, time
 	for i := range list.Items {
 		ing := &list.Items[i]
 		var idx int
-		if _, err := fmt.Sscanf(ing.Name, "vi-%d-generated", &idx); err != nil || idx >= n || firstService(ing) != fmt.Sprintf("svc-%d", idx) {
+		if _, err := fmt.Sscanf(ing.Name, "vi-%d"+virtualingress.NameSuffix, &idx); err != nil || idx >= n || firstService(ing) != fmt.Sprintf("svc-%d", idx) {
 			continue
 		}
 		generated++
@@ -370,7 +370,7 @@ func floorClusterPolicy() *unstructured.Unstructured {
 				"generate": map[string]any{
 					"apiVersion":  "networking.k8s.io/v1",
 					"kind":        "Ingress",
-					"name":        "{{ request.object.metadata.name }}-generated",
+					"name":        "{{ request.object.metadata.name }}" + virtualingress.NameSuffix,
 					"namespace":   "{{ request.namespace }}",
 					"synchronize": true,
 					"data":        map[string]any{"spec": virtualingress.CoderIngressSpec("{{ request.object.spec.service }}")},

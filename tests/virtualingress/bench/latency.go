@@ -74,7 +74,7 @@ func (b *bench) createLatency(ctx context.Context, n int, s subject) (samples []
 			return samples, err
 		}
 		start := time.Now()
-		seen, err := w.waitFor(name+"-generated", fmt.Sprintf("svc-%d", i%services), b.timeout)
+		seen, err := w.waitFor(virtualingress.GeneratedName(name), fmt.Sprintf("svc-%d", i%services), b.timeout)
 		if err != nil {
 			return samples, err
 		}
@@ -103,7 +103,7 @@ func (b *bench) recreateLatency(ctx context.Context, n int, s subject) (samples 
 	if err := s.create(ctx, ns, "coder", labels); err != nil {
 		return samples, err
 	}
-	if _, err := w.waitFor("coder-generated", current, b.timeout); err != nil {
+	if _, err := w.waitFor(virtualingress.GeneratedName("coder"), current, b.timeout); err != nil {
 		return samples, err
 	}
 	for i := range n {
@@ -115,7 +115,7 @@ func (b *bench) recreateLatency(ctx context.Context, n int, s subject) (samples 
 			return samples, err
 		}
 		start := time.Now()
-		seen, err := w.waitFor("coder-generated", current, b.timeout)
+		seen, err := w.waitFor(virtualingress.GeneratedName("coder"), current, b.timeout)
 		if err != nil {
 			return samples, err
 		}

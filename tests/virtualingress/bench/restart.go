@@ -121,7 +121,7 @@ func (b *bench) afterEvent(ctx context.Context, iw *ingressWatch, ns string, i i
 	if _, err := b.createService(ctx, ns, renamed, labelsFor(i)); err != nil {
 		return nil, err
 	}
-	followed, err := iw.waitFor(fmt.Sprintf("vi-%d-generated", i), renamed, b.timeout)
+	followed, err := iw.waitFor(virtualingress.GeneratedName(fmt.Sprintf("vi-%d", i)), renamed, b.timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -133,7 +133,7 @@ func (b *bench) scaleNamespace(ctx context.Context, n int) (string, error) {
 	})
 }
 
-// ingressesRight counts the Ingresses vi-<i>-generated (i < n) that route to service(i) when the run ends: an
+// ingressesRight counts the Ingresses generated from vi-<i> (i < n) that route to service(i) when the run ends: an
 // Ingress that was right once and went back to a deleted Service is not counted.
 func (b *bench) ingressesRight(ctx context.Context, ns string, n int, service func(int) string) (int, error) {
 	list, err := b.kube.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
@@ -143,7 +143,7 @@ func (b *bench) ingressesRight(ctx context.Context, ns string, n int, service fu
 	right := 0
 	for i := range list.Items {
 		var idx int
-		if _, err := fmt.Sscanf(list.Items[i].Name, "vi-%d-generated", &idx); err == nil && idx < n && firstService(&list.Items[i]) == service(idx) {
+		if _, err := fmt.Sscanf(list.Items[i].Name, "vi-%d"+virtualingress.NameSuffix, &idx); err == nil && idx < n && firstService(&list.Items[i]) == service(idx) {
 			right++
 		}
 	}
@@ -181,7 +181,7 @@ func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
 	return fmt.Errorf("%d Kyverno UpdateRequests still pending after %s", len(pending), b.timeout)
 }
 
-// countResolved counts distinct Ingresses vi-<i>-generated (i < n) routing to service(i), until all n are seen, the
+// countResolved counts distinct Ingresses generated from vi-<i> (i < n) routing to service(i), until all n are seen, the
 // timeout, or stop is closed (nil: never), and returns when the last one was seen.
 func (iw *ingressWatch) countResolved(n int, service func(int) string, timeout time.Duration, stop <-chan struct{}) (int, time.Time) {
 	seen := map[string]bool{}
@@ -198,7 +198,7 @@ func (iw *ingressWatch) countResolved(n int, service func(int) string, timeout t
 				continue
 			}
 			var i int
-			if _, err := fmt.Sscanf(ing.Name, "vi-%d-generated", &i); err != nil || i >= n {
+			if _, err := fmt.Sscanf(ing.Name, "vi-%d"+virtualingress.NameSuffix, &i); err != nil || i >= n {
 				continue
 			}
 			if firstService(ing) == service(i) && !seen[ing.Name] {

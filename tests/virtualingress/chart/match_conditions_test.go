@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
 var (
@@ -106,7 +107,7 @@ func updateCases() []updateCase {
 // resolvedVirtualIngress is a VirtualIngress whose status.ingress routes to service, with extra status fields.
 func resolvedVirtualIngress(service string, extra map[string]any) *unstructured.Unstructured {
 	status := map[string]any{
-		"ingress": map[string]any{"name": "shop-generated", "spec": map[string]any{"rules": []any{
+		"ingress": map[string]any{"name": virtualingress.GeneratedName("shop"), "spec": map[string]any{"rules": []any{
 			map[string]any{"host": "shop.example.com", "http": map[string]any{"paths": []any{map[string]any{
 				"path": "/", "pathType": "Prefix",
 				"backend": map[string]any{"service": map[string]any{"name": service, "port": map[string]any{"number": int64(80)}}},

@@ -19,7 +19,7 @@ func TestReadmeTablesAreWhatKubectlShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	columns := map[string][]string{
-		"vi":  printerColumns(t, "virtualingresses.virtual-ingress.io.yaml"),
+		"vi":  printerColumns(t, "virtual-ingress.io_virtualingresses.yaml"),
 		"vhr": printerColumns(t, "virtualhttproutes.virtual-ingress.io.yaml"),
 	}
 	upToDate := map[string]string{"vi": "IngressUpToDate", "vhr": "HTTPRouteUpToDate"}
@@ -60,7 +60,7 @@ func TestReadmeTablesAreWhatKubectlShows(t *testing.T) {
 // printerColumns are the column headers `kubectl get` prints for a CRD: NAME, then the columns of priority 0.
 func printerColumns(t *testing.T, file string) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(chartDir, "crds", file))
+	data, err := os.ReadFile(filepath.Join(chartDir, "files", "crds", file))
 	if err != nil {
 		t.Fatal(err)
 	}

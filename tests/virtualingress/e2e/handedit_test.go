@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
@@ -28,7 +29,7 @@ func testIngressDeletedByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	back := waitIngressServices(t, ns, "coder-generated", service)
+	back := waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), service)
 	if back.UID == ing.UID {
 		t.Fatalf("the Ingress was never deleted (UID %s)", back.UID)
 	}

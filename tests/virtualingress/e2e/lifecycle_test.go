@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
@@ -29,12 +30,12 @@ func testBackgroundControllerRestart(t *testing.T) {
 	second := ccmName(t)
 	createService(t, ns, second, relayLabels())
 	// Without the background controller nothing may have touched the Ingress yet.
-	if ing, err := getIngress(ns, "coder-generated"); err != nil || ingressServices(ing)[0] != first {
+	if ing, err := getIngress(ns, virtualingress.GeneratedName("coder")); err != nil || ingressServices(ing)[0] != first {
 		t.Fatalf("Ingress changed while the background controller was down: %v %v", err, ing)
 	}
 
 	startBackground()
-	after := waitIngressServices(t, ns, "coder-generated", second)
+	after := waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), second)
 	if after.UID != before.UID {
 		t.Fatal("Ingress replaced")
 	}
@@ -65,7 +66,7 @@ func testQueuedReportedOnce(t *testing.T) {
 	}
 
 	startBackground()
-	waitIngressServices(t, ns, "coder-generated", service)
+	waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), service)
 	waitReady(t, ns, "coder", "True", "IngressUpToDate")
 	waitEvent(t, ns, "coder", "IngressUpToDate")
 	reasons, err := eventReasons(ns, "coder")
@@ -123,11 +124,11 @@ func testNamespaceRestrictions(t *testing.T) {
 	probe := ccmName(t)
 	createService(t, allowed, probe, relayLabels())
 	createVirtualIngress(t, virtualIngress(allowed, "coder", virtualingress.CoderSpec(relayLabels())))
-	waitIngressServices(t, allowed, "coder-generated", probe)
+	waitIngressServices(t, allowed, virtualingress.GeneratedName("coder"), probe)
 	if _, found, _ := unstructured.NestedMap(getVirtualIngress(t, excluded, "coder").Object, "status"); found {
 		t.Fatal("VirtualIngress in an excluded namespace got a status")
 	}
-	assertNoIngress(t, excluded, "coder-generated")
+	assertNoIngress(t, excluded, virtualingress.GeneratedName("coder"))
 }
 
 // waitOldestInEffect proves that the upgraded resolve policy is the one Kyverno applies: a VirtualIngress with two
@@ -147,7 +148,7 @@ func waitOldestInEffect(t *testing.T, ns string) {
 			return false, "", err
 		}
 		b := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]
-		if b["service"] == "probe-old" && b["state"] == "Resolved" {
+		if b.Service == "probe-old" && b.State == v1alpha1.BackendResolved {
 			return true, "", nil
 		}
 		touches++
@@ -155,7 +156,7 @@ func waitOldestInEffect(t *testing.T, ns string) {
 		_, err = env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(context.Background(), vi, metav1.UpdateOptions{})
 		return false, fmt.Sprint(b), err
 	})
-	waitIngressServices(t, ns, "probe-generated", "probe-old")
+	waitIngressServices(t, ns, virtualingress.GeneratedName("probe"), "probe-old")
 }
 
 func testMultipleMatchesOldest(t *testing.T) {
@@ -166,9 +167,9 @@ func testMultipleMatchesOldest(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // distinct creationTimestamps (one-second resolution)
 	createService(t, ns, "web-aqua", labels)
 	createVirtualIngress(t, virtualIngress(ns, "web", virtualingress.CoderSpec(labels)))
-	waitIngressServices(t, ns, "web-generated", "web-green")
+	waitIngressServices(t, ns, virtualingress.GeneratedName("web"), "web-green")
 	vi := waitReady(t, ns, "web", "True", "IngressUpToDate")
-	if msg := fmt.Sprint(virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["message"]); !strings.Contains(msg, "oldest of 2") {
+	if msg := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].Message; !strings.Contains(msg, "oldest of 2") {
 		t.Fatalf("message %q does not say why web-green was chosen", msg)
 	}
 }
@@ -197,7 +198,7 @@ func testUpgradesAndUninstall(t *testing.T) {
 			// A change of the generate rule's data re-syncs every Ingress: Kyverno regenerates it, or (a GeneratingPolicy
 			// whose background controller started before the CRDs) the status controller's repair makes it.
 			eventually(t, "cert-manager annotation dropped from the Ingress", func() (bool, string, error) {
-				ing, err := getIngress(ns, "coder-generated")
+				ing, err := getIngress(ns, virtualingress.GeneratedName("coder"))
 				if err != nil {
 					return false, "", err
 				}
@@ -207,7 +208,7 @@ func testUpgradesAndUninstall(t *testing.T) {
 		}},
 		{"excludedLabels", map[string]any{"generatedIngress": map[string]any{"excludedLabels": []any{}}}, func(t *testing.T) {
 			eventually(t, "instance label copied once no longer excluded", func() (bool, string, error) {
-				ing, err := getIngress(ns, "coder-generated")
+				ing, err := getIngress(ns, virtualingress.GeneratedName("coder"))
 				if err != nil {
 					return false, "", err
 				}
@@ -226,7 +227,7 @@ func testUpgradesAndUninstall(t *testing.T) {
 		{"commonLabels", map[string]any{"commonLabels": map[string]any{"team": "platform"}}, nil},
 		{"back to defaults", nil, func(t *testing.T) {
 			eventually(t, "cert-manager annotation back on the Ingress", func() (bool, string, error) {
-				ing, err := getIngress(ns, "coder-generated")
+				ing, err := getIngress(ns, virtualingress.GeneratedName("coder"))
 				if err != nil {
 					return false, "", err
 				}

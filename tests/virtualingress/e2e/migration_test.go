@@ -26,8 +26,8 @@ func testEngineMigration(t *testing.T) {
 	service, _ := resolvedCoder(t, ns)
 	createService(t, ns, "grafana-mirror", map[string]string{"app": "grafana"})
 	createVirtualIngress(t, virtualIngress(ns, "grafana", virtualingress.CoderSpec(map[string]string{"app": "grafana"})))
-	waitIngressServices(t, ns, "grafana-generated", "grafana-mirror")
-	waitManagedBy(t, ns, "coder-generated", policyengine.ClusterPolicy)
+	waitIngressServices(t, ns, virtualingress.GeneratedName("grafana"), "grafana-mirror")
+	waitManagedBy(t, ns, virtualingress.GeneratedName("coder"), policyengine.ClusterPolicy)
 
 	// A generate ClusterPolicy that deletes its Ingresses when removed must not be switched away from: the chart
 	// refuses, before changing anything.
@@ -57,8 +57,8 @@ func testEngineMigration(t *testing.T) {
 		next := ccmName(t)
 		deleteService(t, ns, service)
 		createService(t, ns, next, relayLabels())
-		waitIngressServices(t, ns, "coder-generated", next)
-		waitManagedBy(t, ns, "coder-generated", to)
+		waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), next)
+		waitManagedBy(t, ns, virtualingress.GeneratedName("coder"), to)
 		waitReady(t, ns, "coder", "True", "IngressUpToDate")
 		assertIngressesKept(t, "recreating a Service after switching to "+to, before)
 		service = next

@@ -114,5 +114,5 @@ func resolvedCoder(t *testing.T, ns string) (service string, ing *networkingv1.I
 	service = ccmName(t)
 	createService(t, ns, service, relayLabels())
 	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
-	return service, waitIngressServices(t, ns, "coder-generated", service)
+	return service, waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), service)
 }

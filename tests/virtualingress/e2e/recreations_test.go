@@ -24,7 +24,7 @@ func testRapidRecreations(t *testing.T) {
 	generation := map[string]int{current: 0}
 
 	w, err := env.kube.NetworkingV1().Ingresses(ns).Watch(context.Background(), metav1.ListOptions{
-		FieldSelector: "metadata.name=coder-generated", ResourceVersion: ing.ResourceVersion,
+		FieldSelector: "metadata.name=" + virtualingress.GeneratedName("coder"), ResourceVersion: ing.ResourceVersion,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -52,14 +52,14 @@ func testRapidRecreations(t *testing.T) {
 	const followed, backToBack = 10, 10
 	for range followed {
 		recreate()
-		waitIngressServices(t, ns, "coder-generated", current)
+		waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), current)
 	}
 	for range backToBack {
 		recreate()
 	}
-	waitIngressServices(t, ns, "coder-generated", current)
+	waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), current)
 	vi := waitReady(t, ns, "coder", "True", "IngressUpToDate")
-	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["service"]; got != current {
+	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].Service; got != current {
 		t.Fatalf("status.backends names %v, want the last Service %s", got, current)
 	}
 

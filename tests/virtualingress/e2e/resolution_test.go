@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 func testCreatedBeforeService(t *testing.T) {
@@ -24,14 +25,14 @@ func testCreatedBeforeService(t *testing.T) {
 
 	vi := waitReady(t, ns, "coder", "False", "Unresolved")
 	backend := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]
-	if backend["state"] != "NoMatch" || !strings.Contains(fmt.Sprint(backend["message"]), "cluster.x-k8s.io/tenant-service-name=relay-family") {
+	if backend.State != v1alpha1.BackendNoMatch || !strings.Contains(backend.Message, "cluster.x-k8s.io/tenant-service-name=relay-family") {
 		t.Fatalf("status does not name the unresolved selector: %v", backend)
 	}
-	assertNoIngress(t, ns, "coder-generated")
+	assertNoIngress(t, ns, virtualingress.GeneratedName("coder"))
 
 	name := ccmName(t)
 	createService(t, ns, name, relayLabels())
-	waitIngressServices(t, ns, "coder-generated", name)
+	waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), name)
 	waitReady(t, ns, "coder", "True", "IngressUpToDate")
 }
 
@@ -42,7 +43,7 @@ func testServiceRecreated(t *testing.T) {
 
 	// Watch the Ingress from here on: it must never be deleted, whatever happens to the Service.
 	w, err := env.kube.NetworkingV1().Ingresses(ns).Watch(context.Background(), metav1.ListOptions{
-		FieldSelector: "metadata.name=coder-generated", ResourceVersion: ing.ResourceVersion,
+		FieldSelector: "metadata.name=" + virtualingress.GeneratedName("coder"), ResourceVersion: ing.ResourceVersion,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,15 +62,15 @@ func testServiceRecreated(t *testing.T) {
 
 	deleteService(t, ns, first)
 	vi := waitReady(t, ns, "coder", "False", "Stale")
-	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["service"]; got != first {
+	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].Service; got != first {
 		t.Fatalf("stale backend keeps %v, want %s", got, first)
 	}
-	waitIngressServices(t, ns, "coder-generated", first)
+	waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), first)
 
 	second := ccmName(t)
 	created := time.Now()
 	createService(t, ns, second, relayLabels())
-	after := waitIngressServices(t, ns, "coder-generated", second)
+	after := waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), second)
 	t.Logf("Ingress followed the recreated Service in %s", time.Since(created).Round(time.Millisecond))
 	waitReady(t, ns, "coder", "True", "IngressUpToDate")
 
@@ -99,7 +100,7 @@ func testSeveralBackends(t *testing.T) {
 			virtualingress.Rule("grafana.example.org", virtualingress.Path("/", virtualingress.SelectorBackend(grafanaLabels, 80))),
 		},
 	}))
-	waitIngressServices(t, ns, "portal-generated", grafana, relay, "static-site", grafana)
+	waitIngressServices(t, ns, virtualingress.GeneratedName("portal"), grafana, relay, "static-site", grafana)
 	waitReady(t, ns, "portal", "True", "IngressUpToDate")
 }
 
@@ -109,26 +110,26 @@ func testMultipleMatchesError(t *testing.T) {
 	labels := map[string]string{"app": "web"}
 	createService(t, ns, "web-blue", labels)
 	createVirtualIngress(t, virtualIngress(ns, "web", virtualingress.CoderSpec(labels)))
-	ing := waitIngressServices(t, ns, "web-generated", "web-blue")
+	ing := waitIngressServices(t, ns, virtualingress.GeneratedName("web"), "web-blue")
 
 	// A second match: the Ingress must stay on web-blue and status must list both.
 	createService(t, ns, "web-green", labels)
 	vi := waitReady(t, ns, "web", "False", "Stale")
 	backend := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]
-	if fmt.Sprint(backend["candidates"]) != "[web-blue web-green]" || backend["service"] != "web-blue" {
+	if fmt.Sprint(backend.Candidates) != "[web-blue web-green]" || backend.Service != "web-blue" {
 		t.Fatalf("status: %v", backend)
 	}
-	if now := waitIngressServices(t, ns, "web-generated", "web-blue"); now.UID != ing.UID {
+	if now := waitIngressServices(t, ns, virtualingress.GeneratedName("web"), "web-blue"); now.UID != ing.UID {
 		t.Fatal("Ingress replaced")
 	}
 
 	// A VirtualIngress created while both match gets no Ingress at all.
 	createVirtualIngress(t, virtualIngress(ns, "web2", virtualingress.CoderSpec(labels)))
 	vi = waitReady(t, ns, "web2", "False", "Unresolved")
-	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"]["state"]; got != "MultipleMatches" {
+	if got := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].State; got != v1alpha1.BackendMultipleMatches {
 		t.Fatalf("state %v, want MultipleMatches", got)
 	}
-	assertNoIngress(t, ns, "web2-generated")
+	assertNoIngress(t, ns, virtualingress.GeneratedName("web2"))
 }
 
 func testGarbageCollection(t *testing.T) {
@@ -140,7 +141,7 @@ func testGarbageCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "Ingress garbage collected", func() (bool, string, error) {
-		_, err := getIngress(ns, "coder-generated")
+		_, err := getIngress(ns, virtualingress.GeneratedName("coder"))
 		return err != nil, fmt.Sprint(err), nil
 	})
 	// The Service is not the VirtualIngress's to delete.
@@ -157,7 +158,7 @@ func testEdits(t *testing.T) {
 	createService(t, ns, relay, relayLabels())
 	createService(t, ns, wiki, wikiLabels)
 	createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
-	before := waitIngressServices(t, ns, "coder-generated", relay)
+	before := waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), relay)
 
 	// Kyverno may touch the VirtualIngress (status.lastServiceEvent) between our read and write: retry on a conflict
 	// from a fresh read, as any client of the API must.
@@ -182,7 +183,7 @@ func testEdits(t *testing.T) {
 	}
 
 	eventually(t, "Ingress follows the edit", func() (bool, string, error) {
-		ing, err := getIngress(ns, "coder-generated")
+		ing, err := getIngress(ns, virtualingress.GeneratedName("coder"))
 		if err != nil {
 			return false, "", err
 		}
@@ -198,7 +199,7 @@ func testAnnotations(t *testing.T) {
 	name := ccmName(t)
 	createService(t, ns, name, relayLabels())
 	vi := createVirtualIngress(t, virtualIngress(ns, "coder", virtualingress.CoderSpec(relayLabels())))
-	ing := waitIngressServices(t, ns, "coder-generated", name)
+	ing := waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), name)
 
 	for _, k := range []string{
 		"cert-manager.io/cluster-issuer", "nginx.ingress.kubernetes.io/proxy-http-version",

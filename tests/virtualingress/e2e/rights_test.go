@@ -143,7 +143,7 @@ func testWriteRights(t *testing.T) {
 	})
 	err = mallory.createVirtualIngress(bank)
 	wantForbidden(t, "mallory creating a VirtualIngress", err, "may not create Ingresses in namespace "+ns)
-	assertNoIngress(t, ns, "bank-generated")
+	assertNoIngress(t, ns, virtualingress.GeneratedName("bank"))
 
 	// alice's edit role reaches VirtualIngresses through aggregation (kube-controller-manager updates the role).
 	// Annotation values are data: braces and dollars reach the Ingress as written, never evaluated by a policy.
@@ -161,7 +161,7 @@ func testWriteRights(t *testing.T) {
 		err := alice.createVirtualIngress(coderVI)
 		return err == nil, errString(err), nil
 	})
-	ing := waitIngressServices(t, ns, "coder-generated", service)
+	ing := waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), service)
 	for k, v := range verbatim {
 		if got := ing.Annotations[k]; got != v {
 			t.Errorf("Ingress annotation %s = %q, want it copied verbatim: %q", k, got, v)
@@ -199,7 +199,7 @@ func testStatusOutsideServedNamespaces(t *testing.T) {
 	const ns = "kube-public" // excluded by the chart's default values
 	forged := virtualingress.New(ns, "forged", virtualingress.CoderSpec(relayLabels()))
 	forged.Object["status"] = map[string]any{"ingress": map[string]any{
-		"name": "forged-generated",
+		"name": virtualingress.GeneratedName("forged"),
 		"spec": map[string]any{"ingressClassName": "public", "rules": []any{virtualingress.Rule("bank.example.com",
 			virtualingress.Path("/", virtualingress.NamedBackend("anything", 80)))}},
 	}}
@@ -219,7 +219,7 @@ func testStatusOutsideServedNamespaces(t *testing.T) {
 	_, err = env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(ctx, created, metav1.UpdateOptions{})
 	wantForbidden(t, "adding a status outside the served namespaces", err,
 		"status is written by the virtual-ingress policies, which do not act in this namespace")
-	assertNoIngress(t, ns, "forged-generated")
+	assertNoIngress(t, ns, virtualingress.GeneratedName("forged"))
 }
 
 func errString(err error) string {

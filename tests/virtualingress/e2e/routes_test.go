@@ -96,7 +96,7 @@ func resolvedCoderRoute(t *testing.T, ns string) (service string, route *unstruc
 	service = ccmName(t)
 	createService(t, ns, service, relayLabels())
 	createRoute(t, virtualingress.NewRoute(ns, "coder", virtualingress.CoderRouteSpec(relayLabels())))
-	return service, waitHTTPRoute(t, ns, "coder-generated", service+":80")
+	return service, waitHTTPRoute(t, ns, virtualingress.GeneratedName("coder"), service+":80")
 }
 
 func assertNoHTTPRoute(t *testing.T, ns, name string) {
@@ -126,7 +126,7 @@ func testRouteResolved(t *testing.T) {
 	vhr.SetLabels(map[string]string{"team": "platform"})
 	createRoute(t, vhr)
 
-	route := waitHTTPRoute(t, ns, "coder-generated", service+":8443", "coder-health:8080")
+	route := waitHTTPRoute(t, ns, virtualingress.GeneratedName("coder"), service+":8443", "coder-health:8080")
 	owner := getRoute(t, ns, "coder")
 	if refs := route.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != owner.GetUID() || refs[0].Kind != "VirtualHTTPRoute" {
 		t.Errorf("ownerReferences %+v, want the VirtualHTTPRoute %s", refs, owner.GetUID())
@@ -184,19 +184,19 @@ func testRouteServiceRecreated(t *testing.T) {
 	vhr := virtualingress.NewRoute(ns, "coder", spec)
 	vhr.SetAnnotations(map[string]string{"example.com/note": verbatimValue})
 	createRoute(t, vhr)
-	assertVerbatim(t, waitHTTPRoute(t, ns, "coder-generated", first+":80"))
+	assertVerbatim(t, waitHTTPRoute(t, ns, virtualingress.GeneratedName("coder"), first+":80"))
 
 	deleteService(t, ns, first)
 	second := ccmName(t)
 	createService(t, ns, second, relayLabels())
-	assertVerbatim(t, waitHTTPRoute(t, ns, "coder-generated", second+":80"))
+	assertVerbatim(t, waitHTTPRoute(t, ns, virtualingress.GeneratedName("coder"), second+":80"))
 
 	deleteService(t, ns, second)
 	eventually(t, "Resolved=False Stale", func() (bool, string, error) {
 		status, reason, message := virtualingress.Condition(getRoute(t, ns, "coder"), "Resolved")
 		return status == "False" && reason == "Stale", status + " " + reason + ": " + message, nil
 	})
-	waitHTTPRoute(t, ns, "coder-generated", second+":80")
+	waitHTTPRoute(t, ns, virtualingress.GeneratedName("coder"), second+":80")
 }
 
 // testRouteWriteRights: a subject with VirtualHTTPRoute and Service rights but no HTTPRoute rights is refused (Kyverno
@@ -231,14 +231,14 @@ func testRouteWriteRights(t *testing.T) {
 	bank := virtualingress.NewRoute(ns, "bank", virtualingress.CoderRouteSpec(relayLabels()))
 	_, err = mallory.dyn.Resource(virtualingress.RouteGVR).Namespace(ns).Create(ctx, bank, metav1.CreateOptions{})
 	wantForbidden(t, "mallory creating a VirtualHTTPRoute", err, "may not create HTTPRoutes in namespace "+ns)
-	assertNoHTTPRoute(t, ns, "bank-generated")
+	assertNoHTTPRoute(t, ns, virtualingress.GeneratedName("bank"))
 
 	bind(t, ns, "mallory", "Role", "httproutes")
 	eventually(t, "mallory's VirtualHTTPRoute accepted once she may write HTTPRoutes", func() (bool, string, error) {
 		_, err := mallory.dyn.Resource(virtualingress.RouteGVR).Namespace(ns).Create(ctx, bank, metav1.CreateOptions{})
 		return err == nil, errString(err), nil
 	})
-	waitHTTPRoute(t, ns, "bank-generated", service+":80")
+	waitHTTPRoute(t, ns, virtualingress.GeneratedName("bank"), service+":80")
 }
 
 // testRouteNameTaken: an HTTPRoute of another team holds the generated name; the VirtualHTTPRoute is refused and the
@@ -250,7 +250,7 @@ func testRouteNameTaken(t *testing.T) {
 	createService(t, ns, "shop-v1", map[string]string{"app": "shop"})
 	theirs, err := env.dyn.Resource(virtualingress.HTTPRouteGVR).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-		"metadata": map[string]any{"name": "shop-generated", "namespace": ns},
+		"metadata": map[string]any{"name": virtualingress.GeneratedName("shop"), "namespace": ns},
 		"spec": map[string]any{
 			"parentRefs": []any{map[string]any{"name": "theirs"}},
 			"rules":      []any{map[string]any{"backendRefs": []any{map[string]any{"name": "their-service", "port": int64(80)}}}},
@@ -261,12 +261,12 @@ func testRouteNameTaken(t *testing.T) {
 	}
 	_, err = env.dyn.Resource(virtualingress.RouteGVR).Namespace(ns).Create(ctx,
 		virtualingress.NewRoute(ns, "shop", virtualingress.CoderRouteSpec(map[string]string{"app": "shop"})), metav1.CreateOptions{})
-	if err == nil || !strings.Contains(err.Error(), "HTTPRoute shop-generated already exists") ||
+	if err == nil || !strings.Contains(err.Error(), "HTTPRoute "+virtualingress.GeneratedName("shop")+" already exists") ||
 		!strings.Contains(err.Error(), "never takes over an HTTPRoute") {
 		t.Fatalf("creating a VirtualHTTPRoute whose HTTPRoute name is taken: got %v, want a refusal naming the route", err)
 	}
 	time.Sleep(2 * time.Second)
-	now, err := env.dyn.Resource(virtualingress.HTTPRouteGVR).Namespace(ns).Get(ctx, "shop-generated", metav1.GetOptions{})
+	now, err := env.dyn.Resource(virtualingress.HTTPRouteGVR).Namespace(ns).Get(ctx, virtualingress.GeneratedName("shop"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func testRouteNameTaken(t *testing.T) {
 			theirs.GetResourceVersion(), now.GetResourceVersion(), now.GetOwnerReferences())
 	}
 	createRoute(t, virtualingress.NewRoute(ns, "shop2", virtualingress.CoderRouteSpec(map[string]string{"app": "shop"})))
-	waitHTTPRoute(t, ns, "shop2-generated", "shop-v1:80")
+	waitHTTPRoute(t, ns, virtualingress.GeneratedName("shop2"), "shop-v1:80")
 }
 
 // testRouteBadInput: what HTTPRoute's schema refuses, and what only makes sense for a label-selected backendRef, is

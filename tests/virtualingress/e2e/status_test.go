@@ -28,7 +28,7 @@ func testIngressNameTaken(t *testing.T) {
 	createService(t, ns, "shop-v1", map[string]string{"app": "shop"})
 	pathType := networkingv1.PathTypePrefix
 	theirs, err := env.kube.NetworkingV1().Ingresses(ns).Create(context.Background(), &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Name: "shop-generated", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: virtualingress.GeneratedName("shop"), Namespace: ns},
 		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "theirs.example.com",
 			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
 				Path: "/", PathType: &pathType, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
@@ -39,13 +39,13 @@ func testIngressNameTaken(t *testing.T) {
 	}
 	_, err = env.dyn.Resource(virtualIngressGVR).Namespace(ns).Create(context.Background(),
 		virtualIngress(ns, "shop", virtualingress.CoderSpec(map[string]string{"app": "shop"})), metav1.CreateOptions{})
-	if err == nil || !strings.Contains(err.Error(), "Ingress shop-generated already exists") ||
+	if err == nil || !strings.Contains(err.Error(), "Ingress "+virtualingress.GeneratedName("shop")+" already exists") ||
 		!strings.Contains(err.Error(), "never takes over an Ingress") {
 		t.Fatalf("creating a VirtualIngress whose Ingress name is taken: got %v, want a refusal naming the Ingress", err)
 	}
 	// Give Kyverno time to act if it had been handed the request anyway.
 	time.Sleep(2 * time.Second)
-	now, err := getIngress(ns, "shop-generated")
+	now, err := getIngress(ns, virtualingress.GeneratedName("shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func testIngressNameTaken(t *testing.T) {
 	}
 	// Another name is free: the same spec works.
 	createVirtualIngress(t, virtualIngress(ns, "shop2", virtualingress.CoderSpec(map[string]string{"app": "shop"})))
-	waitIngressServices(t, ns, "shop2-generated", "shop-v1")
+	waitIngressServices(t, ns, virtualingress.GeneratedName("shop2"), "shop-v1")
 	waitReady(t, ns, "shop2", "True", "IngressUpToDate")
 }
 
@@ -83,7 +83,7 @@ func testGenerationRefused(t *testing.T) {
 	if status, _, _ := virtualingress.Condition(got, "Resolved"); status != "True" {
 		t.Fatalf("Resolved=%s, want True: only the Ingress failed", status)
 	}
-	assertNoIngress(t, ns, "coder-generated")
+	assertNoIngress(t, ns, virtualingress.GeneratedName("coder"))
 	waitEvent(t, ns, "coder", "GenerationFailed")
 
 	// A client cannot claim the Ingress works: a Ready condition it writes is dropped by the resolve policy.
@@ -109,7 +109,7 @@ func testGenerationRefused(t *testing.T) {
 		_, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(context.Background(), current, metav1.UpdateOptions{})
 		return err == nil, errString(err), nil
 	})
-	waitIngressServices(t, ns, "coder-generated", service)
+	waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), service)
 	waitReady(t, ns, "coder", "True", "IngressUpToDate")
 	waitEvent(t, ns, "coder", "IngressUpToDate")
 }
@@ -209,7 +209,7 @@ func testSkippedRequestsRepaired(t *testing.T) {
 	if status, _, _ := virtualingress.Condition(vi, "Resolved"); status != "True" {
 		t.Fatalf("Resolved=%s, want True", status)
 	}
-	assertNoIngress(t, ns, "coder-generated")
+	assertNoIngress(t, ns, virtualingress.GeneratedName("coder"))
 	// Kyverno creates a write's UpdateRequest after admission has answered; the Ready write just observed may still be
 	// on its way to the threshold. Raising the threshold under it would let that write generate the Ingress.
 	skipped := settledCount(t, devcluster.ComponentKyverno, "UpdateRequest creation skipped", 2*time.Second)
@@ -218,7 +218,7 @@ func testSkippedRequestsRepaired(t *testing.T) {
 	}
 
 	setUpdateRequestThreshold(t, "1000")
-	waitIngressServices(t, ns, "coder-generated", service)
+	waitIngressServices(t, ns, virtualingress.GeneratedName("coder"), service)
 	vi = waitReady(t, ns, "coder", "True", "IngressUpToDate")
 	if event, _, _ := unstructured.NestedString(vi.Object, "status", "lastServiceEvent"); !strings.HasPrefix(event, "repair at ") {
 		t.Fatalf("status.lastServiceEvent %q: the Ingress came without the controller's repair", event)

@@ -36,14 +36,14 @@ func testRestartWritesNothing(t *testing.T) {
 	startBackground()
 	// The last VirtualIngress's Service is recreated right after the restart: the real event is followed.
 	labels := map[string]string{"app": fmt.Sprintf("app-%d", count-1)}
-	ing, err := getIngress(ns, fmt.Sprintf("vi-%d-generated", count-1))
+	ing, err := getIngress(ns, virtualingress.GeneratedName(fmt.Sprintf("vi-%d", count-1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	deleteService(t, ns, ingressServices(ing)[0])
 	second := ccmName(t)
 	createService(t, ns, second, labels)
-	waitIngressServices(t, ns, fmt.Sprintf("vi-%d-generated", count-1), second)
+	waitIngressServices(t, ns, virtualingress.GeneratedName(fmt.Sprintf("vi-%d", count-1)), second)
 	// The restart's requests were made before the recreation's; give any stragglers time to land.
 	time.Sleep(5 * time.Second)
 	waitUpdateRequestsDrained(t)

@@ -120,9 +120,9 @@ func createSource(t *testing.T, k takeoverKind, src *unstructured.Unstructured) 
 
 func createTheirs(t *testing.T, k takeoverKind, ns string) *unstructured.Unstructured {
 	t.Helper()
-	theirs, err := env.dyn.Resource(k.generatedGVR).Namespace(ns).Create(context.Background(), k.theirs(ns, "hold-generated"), metav1.CreateOptions{})
+	theirs, err := env.dyn.Resource(k.generatedGVR).Namespace(ns).Create(context.Background(), k.theirs(ns, virtualingress.GeneratedName("hold")), metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("another team creating %s hold-generated: %v", k.generated, err)
+		t.Fatalf("another team creating %s %s: %v", k.generated, virtualingress.GeneratedName("hold"), err)
 	}
 	return theirs
 }

@@ -193,7 +193,7 @@ func loadPolicies(t *testing.T, file string) *policy.LoaderResults {
 
 func loadCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "charts/virtual-ingress/crds/virtualingresses.virtual-ingress.io.yaml"))
+	data, err := os.ReadFile(filepath.Join(root, "charts/virtual-ingress/files/crds/virtual-ingress.io_virtualingresses.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ spec:
       orphanDownstreamOnPolicyDelete: {{ $root.Values.policy.orphanIngressesOnUninstall }}
       apiVersion: {{ $kinds.generatedAPIVersion }}
       kind: {{ $kinds.generatedKind }}
-      name: {{ printf "{{ request.object.metadata.name }}%s" $values.nameSuffix | quote }}
+      name: {{ include "virtual-ingress.generatedNameJMESPath" $root | quote }}
       namespace: {{ `"{{ request.object.metadata.namespace }}"` }}
       data:
         metadata:
