@@ -28,8 +28,8 @@ func TestReplicasNeedPostgres(t *testing.T) {
 	}
 }
 
-// With PostgreSQL, replicas elect a leader: the flag, a rolling update and the Lease rights come together; with
-// SQLite none of them, and the one process is replaced, not rolled.
+// With PostgreSQL, replicas elect a leader: the flag, a rolling update, the Lease rights and a drain before a Pod
+// stops come together; with SQLite none of them, and the one process is replaced, not rolled.
 func TestLeaderElectionWithPostgres(t *testing.T) {
 	postgres := map[string]any{"database": map[string]any{"driver": "postgres", "existingSecret": "db"}, "replicaCount": 3}
 	for _, c := range []struct {
@@ -69,6 +69,11 @@ func TestLeaderElectionWithPostgres(t *testing.T) {
 			}
 			if strategy != c.strategy || fmt.Sprint(replicas) != c.replicas {
 				t.Errorf("strategy %s, replicas %v; want %s, %s", strategy, replicas, c.strategy, c.replicas)
+			}
+			// A rolled Pod serves on while kube-proxy stops routing to it (proven in the node tier's rollout).
+			sleep, found, _ := unstructured.NestedFieldNoCopy(containers[0].(map[string]any), "lifecycle", "preStop", "sleep", "seconds")
+			if rolls := c.strategy == "RollingUpdate"; found != rolls || rolls && fmt.Sprint(sleep) == "0" {
+				t.Errorf("preStop sleep %v (%v) with strategy %s", sleep, found, c.strategy)
 			}
 		})
 	}

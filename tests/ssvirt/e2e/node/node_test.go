@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
@@ -95,12 +96,92 @@ func TestChartOnNode(t *testing.T) {
 	release.Upgrade(t, "to PostgreSQL", nodetier.Merge(base, map[string]any{
 		"database": map[string]any{"driver": "postgres", "existingSecret": "ssvirt-db"},
 	}))
+	// helm --wait returns once the new Pod is Ready; with RollingUpdate the SQLite Pod may still serve (and take
+	// the organization below into SQLite) or be going: wait for the rollout to end, as `kubectl rollout status` does.
+	waitRolledOut(t)
 	org = createOrgAndVDC(t)
 	restartPod(t)
 	if !orgExists(t, org) {
 		t.Fatalf("organization %s is gone after the Pod was replaced on PostgreSQL", org)
 	}
 	node.HelmTest(t, release.Release)
+	rollWithoutFailures(t)
+}
+
+// waitRolledOut waits until the Deployment's Pods are all of its latest template and the old ones are gone.
+func waitRolledOut(t *testing.T) {
+	t.Helper()
+	nodetier.Eventually(t, 2*time.Minute, "the Deployment rolled out", func() (bool, string, error) {
+		return rolledOut(context.Background()), "", nil
+	})
+}
+
+// rollWithoutFailures restarts the Deployment as `kubectl rollout restart` does and calls the API through its
+// Service, on a new connection each time, all through the rollout: with PostgreSQL the Deployment rolls, and a
+// replica that goes must keep serving until kube-proxy has stopped sending it connections. (Without that, a
+// connection routed to the old Pod after it stopped listening is refused, or hangs once its network is gone.)
+func rollWithoutFailures(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	token := adminToken(t)
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`,
+		time.Now().Format(time.RFC3339Nano))
+	if _, err := node.Kube.AppsV1().Deployments(nodeChart).Patch(ctx, nodeChart, types.StrategicMergePatchType, []byte(patch),
+		metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	url := apiURL(t) + "/cloudapi/1.0.0/orgs"
+	var calls, failures int
+	var first string
+	// Past the old Pod's end by as long again, so that a stale route to it would be taken.
+	var settled time.Time
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		calls++
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("%s", resp.Status)
+			}
+		}
+		if err != nil {
+			if failures++; first == "" {
+				first = fmt.Sprintf("%s: %v", time.Now().Format(time.StampMilli), err)
+			}
+		}
+		if settled.IsZero() && rolledOut(ctx) {
+			settled = time.Now().Add(10 * time.Second)
+		}
+		if !settled.IsZero() && time.Now().After(settled) {
+			break
+		}
+	}
+	if settled.IsZero() {
+		t.Fatalf("the rollout did not end:\n%s", node.PodReport(nodeChart))
+	}
+	if failures > 0 {
+		t.Fatalf("%d of %d calls through the Service failed during a rollout, the first at %s", failures, calls, first)
+	}
+	t.Logf("%d calls through the Service during a rollout, none failed", calls)
+}
+
+// rolledOut says whether the Deployment's Pods are all of its latest template, available, and the old ones gone.
+func rolledOut(ctx context.Context) bool {
+	d, err := node.Kube.AppsV1().Deployments(nodeChart).Get(ctx, nodeChart, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	pods, err := node.Kube.CoreV1().Pods(nodeChart).List(ctx, metav1.ListOptions{LabelSelector: apiPods})
+	if err != nil {
+		return false
+	}
+	want := *d.Spec.Replicas
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want &&
+		d.Status.AvailableReplicas == want && d.Status.Replicas == want && int32(len(pods.Items)) == want
 }
 
 // apiURL is the API's Service, reached from the host through its ClusterIP as kube-proxy routes it.
