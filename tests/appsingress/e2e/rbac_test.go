@@ -19,6 +19,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
 // rbacKinds are the chart's objects that decide what the operator may do.
@@ -42,6 +43,8 @@ func operatorConfig(ctx context.Context) (*rest.Config, error) {
 	}
 	docs, err := render.Render(filepath.Join(root, "charts", "apps-ingress-operator"), nil, map[string]any{
 		"hostedClusterNamespaces": []any{clustersNS},
+		// The Roles name every shard ConfigMap the operator writes.
+		"configShards": localenv.ConfigShards,
 	})
 	if err != nil {
 		return nil, err
