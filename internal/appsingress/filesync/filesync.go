@@ -54,18 +54,22 @@ func Write(dir string, data map[string]string) error {
 		_ = os.RemoveAll(snapshot)
 		return err
 	}
-	old, _ := os.Readlink(filepath.Join(dir, DataLink))
-	if err := replaceLink(dir, DataLink, filepath.Base(snapshot)); err != nil {
-		_ = os.RemoveAll(snapshot)
-		return err
-	}
+	// A new key's link is made before the swap, dangling until then: once "..data" names the new set, every file it
+	// names (a zone file a new server block reads) is there. Made after, a reader could parse the new block and not
+	// find its file: CoreDNS would then keep its old configuration until the files change again.
 	for key := range data {
 		if target, err := os.Readlink(filepath.Join(dir, key)); err == nil && target == filepath.Join(DataLink, key) {
 			continue
 		}
 		if err := replaceLink(dir, key, filepath.Join(DataLink, key)); err != nil {
+			_ = os.RemoveAll(snapshot)
 			return err
 		}
+	}
+	old, _ := os.Readlink(filepath.Join(dir, DataLink))
+	if err := replaceLink(dir, DataLink, filepath.Base(snapshot)); err != nil {
+		_ = os.RemoveAll(snapshot)
+		return err
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
