@@ -293,7 +293,7 @@ func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster
 // an error that says what to do; nothing of that render is written after it.
 func (p *publisher) writeAll(ctx context.Context, main types.NamespacedName, files routes.Files) error {
 	for i, shard := range files.Shards {
-		if n := size(shard); n > maxConfigMapBytes {
+		if n := routes.Size(shard); n > maxConfigMapBytes {
 			return fmt.Errorf("ConfigMap %s would hold %d bytes, more than a ConfigMap can (1 MiB): raise --config-shards (the chart's configShards) above %d",
 				routes.ShardName(main.Name, i), n, len(files.Shards))
 		}
@@ -309,14 +309,6 @@ func (p *publisher) writeAll(ctx context.Context, main types.NamespacedName, fil
 		return fmt.Errorf("writing ConfigMap %s: %w", main, err)
 	}
 	return nil
-}
-
-func size(files map[string]string) int {
-	n := 0
-	for k, v := range files {
-		n += len(k) + len(v)
-	}
-	return n
 }
 
 // prune deletes the shards this publisher no longer writes (an operator run with a larger --config-shards left

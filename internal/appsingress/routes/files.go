@@ -27,6 +27,15 @@ func (f Files) All() map[string]string {
 	return out
 }
 
+// Size is what files weigh in a ConfigMap: their names and contents.
+func Size(files map[string]string) int {
+	n := 0
+	for k, v := range files {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
 // ShardOf is the shard of n that the cluster with key belongs to. A hash of the key, not a position in the sorted
 // fleet: adding or removing a cluster leaves every other cluster in its shard.
 func ShardOf(key string, n int) int {

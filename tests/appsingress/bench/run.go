@@ -372,11 +372,7 @@ func renderTime(ctx context.Context, e *localenv.Env, dnsOpts dns.Options, proxy
 func largest(files routes.Files) int {
 	n := 0
 	for _, set := range append([]map[string]string{files.Main}, files.Shards...) {
-		size := 0
-		for k, v := range set {
-			size += len(k) + len(v)
-		}
-		n = max(n, size)
+		n = max(n, routes.Size(set))
 	}
 	return n
 }
