@@ -52,7 +52,7 @@ func Start(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, cfg.DatabaseDriver, cfg.DatabaseDSN)
+	st, err := store.Open(logr.NewContext(ctx, cfg.Log), cfg.DatabaseDriver, cfg.DatabaseDSN)
 	if err != nil {
 		return nil, fmt.Errorf("opening the database: %w", err)
 	}

@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/pressly/goose/v3"
@@ -42,6 +44,7 @@ var (
 type Store struct {
 	db       *sql.DB
 	postgres bool
+	lock     *os.File // SQLite's <db>.lock, held while open
 }
 
 // Open connects to driver (DriverSQLite with a file path or ":memory:", DriverPostgres with a pgx connection
@@ -49,11 +52,20 @@ type Store struct {
 func Open(ctx context.Context, driver, dsn string) (*Store, error) {
 	var (
 		db      *sql.DB
+		lock    *os.File
 		err     error
 		dialect goose.Dialect
 	)
 	switch driver {
 	case DriverSQLite:
+		if path := sqliteFile(dsn); path != "" {
+			log := logr.FromContextOrDiscard(ctx)
+			if lock, err = lockFile(ctx, path, func() {
+				log.Info("another process has the database open; waiting until it closes it", "path", path)
+			}); err != nil {
+				return nil, err
+			}
+		}
 		// One connection: SQLite serialises writers anyway, and a single connection turns "database is locked"
 		// under concurrent requests into queueing. Foreign keys are off by default in SQLite.
 		db, err = sql.Open("sqlite", sqliteDSN(dsn))
@@ -72,11 +84,12 @@ func Open(ctx context.Context, driver, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("database driver %q: want %s or %s", driver, DriverSQLite, DriverPostgres)
 	}
 	if err != nil {
+		unlock(lock)
 		return nil, err
 	}
-	s := &Store{db: db, postgres: driver == DriverPostgres}
+	s := &Store{db: db, postgres: driver == DriverPostgres, lock: lock}
 	if err := s.migrate(ctx, dialect); err != nil {
-		_ = db.Close()
+		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -110,7 +123,11 @@ func (s *Store) migrate(ctx context.Context, dialect goose.Dialect) error {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	unlock(s.lock)
+	return err
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {

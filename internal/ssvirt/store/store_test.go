@@ -420,3 +420,48 @@ func TestRevokedSessions(t *testing.T) {
 		}
 	})
 }
+
+func TestSQLiteOpenInOneProcessAtATime(t *testing.T) {
+	// A replacement Pod starts while the old one still shuts down, on the same volume: it must wait for the old
+	// process to close the database, and then see everything that process wrote.
+	path := filepath.Join(t.TempDir(), "ssvirt.db")
+	first, err := store.Open(t.Context(), store.DriverSQLite, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	org := mustOrg(t, first, "written-before-close")
+
+	short, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	if s, err := store.Open(short, store.DriverSQLite, path); err == nil {
+		_ = s.Close()
+		t.Fatal("a second process opened the database while the first had it open")
+	} else if !strings.Contains(err.Error(), "waiting for another process to close") {
+		t.Fatalf("second open: %v", err)
+	}
+
+	opened := make(chan *store.Store, 1)
+	go func() {
+		s, err := store.Open(t.Context(), store.DriverSQLite, path)
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- s
+	}()
+	select {
+	case <-opened:
+		t.Fatal("the second open did not wait for the first to close")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := <-opened
+	if second == nil {
+		return
+	}
+	defer second.Close()
+	if _, err := second.OrgByName(t.Context(), org.Name); err != nil {
+		t.Fatalf("the organization written before the first process closed: %v", err)
+	}
+}
