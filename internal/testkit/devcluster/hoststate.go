@@ -117,7 +117,8 @@ func (h *HostState) Diff(after *HostState) []string {
 			d = append(d, fmt.Sprintf("path %s: exists %t, was %t", p, after.Paths[p], existed))
 		}
 	}
-	d = append(d, setDiff("cgroup", h.Cgroups, after.Cgroups)...)
+	// A state saved before only the node's cgroups were recorded lists others too.
+	d = append(d, setDiff("cgroup", slices.DeleteFunc(slices.Clone(h.Cgroups), notNodeCgroup), after.Cgroups)...)
 	sort.Strings(d)
 	return d
 }
@@ -190,7 +191,9 @@ func mountPoints() ([]string, error) {
 	return slices.Compact(out), s.Err()
 }
 
-// cgroupDirs lists the cgroups two levels deep under every hierarchy: where the kubelet's kubepods live.
+// cgroupDirs lists the node's cgroups, the kubelet's kubepods two levels deep under every hierarchy. Only those:
+// other programs on the machine create and remove cgroups of their own meanwhile, which are neither the node's to
+// remove nor a sign that it left something behind.
 func cgroupDirs() []string {
 	var out []string
 	hierarchies, _ := filepath.Glob("/sys/fs/cgroup/*")
@@ -198,7 +201,7 @@ func cgroupDirs() []string {
 		for _, pattern := range []string{"/*", "/*/*"} {
 			dirs, _ := filepath.Glob(h + pattern)
 			for _, d := range dirs {
-				if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				if fi, err := os.Stat(d); err == nil && fi.IsDir() && nodeCgroup(d) {
 					out = append(out, d)
 				}
 			}
@@ -207,6 +210,9 @@ func cgroupDirs() []string {
 	sort.Strings(out)
 	return out
 }
+
+func nodeCgroup(dir string) bool    { return strings.Contains(dir, "kubepods") }
+func notNodeCgroup(dir string) bool { return !nodeCgroup(dir) }
 
 func nonEmptyLines(b []byte) []string {
 	var out []string
