@@ -269,7 +269,7 @@ bin/devcluster/metallb-controller-$(METALLB_VERSION):
 # As root also Traefik, the ingress controller the node tier and the traffic bench send requests through.
 .PHONY: devcluster-binaries
 devcluster-binaries: ## Build the local control plane, the node's components and Kyverno (as root Traefik too) into bin/devcluster (once per version)
-	$(GO) run ./tools/devcluster build --with-kyverno --with-node $(if $(IS_ROOT),--with-traefik)
+	$(GO) run ./tools/devcluster build --with-kyverno --with-node $(if $(IS_ROOT),--with-multus --with-traefik)
 
 .PHONY: debian-packages
 debian-packages: ## Install the Debian packages tests run (HAProxy, PostgreSQL; a node's as root), only those missing (apt-get as root, else sudo)

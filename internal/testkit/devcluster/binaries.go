@@ -54,6 +54,10 @@ var (
 	binCoreDNS = binarySpec{
 		file: "coredns", module: "coredns", versionModule: "github.com/coredns/coredns", pkg: "github.com/coredns/coredns",
 	}
+	binMultus = binarySpec{
+		file: "multus", module: "multus", versionModule: "gopkg.in/k8snetworkplumbingwg/multus-cni.v4",
+		pkg: "gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus",
+	}
 	binTraefik = binarySpec{
 		file: "traefik", module: "traefik", versionModule: "github.com/traefik/traefik/v3",
 		pkg: "github.com/traefik/traefik/v3/cmd/traefik", ldflags: traefikVersionLDFlags,
@@ -194,6 +198,9 @@ func binarySpecs(opts Options) []binarySpec {
 	specs := []binarySpec{binEtcd, binAPIServer, binControllerManager}
 	if opts.WithNode {
 		specs = append(specs, binCoreDNS, binScheduler, binKubelet, binKubeProxy)
+	}
+	if opts.WithNode && opts.WithMultus {
+		specs = append(specs, binMultus)
 	}
 	if opts.WithKyverno {
 		specs = append(specs, binKyverno, binKyvernoBackground)

@@ -29,7 +29,7 @@ type pki struct {
 	controllerMgrToken      string
 	// Identities of the node's components, which the bootstrap RBAC policy (or, for cluster DNS, nodeRBAC)
 	// grants their rights to.
-	schedulerToken, proxyToken, dnsToken string
+	schedulerToken, proxyToken, dnsToken, multusToken string
 
 	dir string
 	ca  *x509.Certificate
@@ -78,6 +78,7 @@ const (
 	userScheduler         = "system:kube-scheduler"
 	userProxy             = "system:kube-proxy"
 	userDNS               = "system:devcluster:coredns"
+	userMultus            = "system:devcluster:multus"
 )
 
 // serviceIP is the first address of --service-cluster-ip-range: the apiserver gives it to the `kubernetes`
@@ -152,7 +153,7 @@ func generatePKI(dir string, apiserverIPs ...net.IP) (*pki, error) {
 
 	p.adminToken = randomToken()
 	p.controllerMgrToken = randomToken()
-	p.schedulerToken, p.proxyToken, p.dnsToken = randomToken(), randomToken(), randomToken()
+	p.schedulerToken, p.proxyToken, p.dnsToken, p.multusToken = randomToken(), randomToken(), randomToken(), randomToken()
 	// Static tokens: user,uid,"groups". kube-controller-manager, kube-scheduler and kube-proxy get the identities
 	// that the bootstrap RBAC policy grants their permissions to, so they run with the same rights as in a kubeadm
 	// cluster.
@@ -162,6 +163,7 @@ func generatePKI(dir string, apiserverIPs ...net.IP) (*pki, error) {
 		{p.schedulerToken, userScheduler},
 		{p.proxyToken, userProxy},
 		{p.dnsToken, userDNS},
+		{p.multusToken, userMultus},
 	} {
 		tokens += fmt.Sprintf("%s,%s,%s\n", t.token, t.user, t.user)
 	}

@@ -58,6 +58,10 @@ type Options struct {
 	// WithNode runs a node (see the package comment): Pods run, Services route, PVCs bind. Needs root on Linux and
 	// the Debian packages of `make debian-packages`; one node per machine.
 	WithNode bool
+	// WithMultus puts Multus (the thin plugin) in front of the node's own Pod network and installs the
+	// NetworkAttachmentDefinition CRD: a Pod annotated k8s.v1.cni.cncf.io/networks gets a secondary interface per
+	// attachment, as on clusters that give Pods a leg in a VLAN. Only with WithNode.
+	WithMultus bool
 	// APIServerAddress is the address the API server serves on instead of 127.0.0.1 (with WithNode, NodeIP):
 	// NodeIP for a second cluster that Pods of another cluster's node must reach.
 	APIServerAddress string

@@ -29,7 +29,7 @@ func TestRequiredVersionReadsTheCommittedModules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range append(binarySpecs(Options{WithKyverno: true, WithNode: true}), binTraefik) {
+	for _, s := range append(binarySpecs(Options{WithKyverno: true, WithNode: true, WithMultus: true}), binTraefik) {
 		v, err := repo.RequiredVersion(filepath.Join(root, "tools", "devcluster", "binaries", s.module, "go.mod"), s.versionModule)
 		if err != nil {
 			t.Fatal(err)

@@ -46,7 +46,7 @@ func (c *Cluster) prepareNode() error {
 	}
 	n := &node{paths: newNodePaths(c.dir)}
 	c.node = n
-	for _, d := range []string{n.paths.root, n.paths.cniConf, n.paths.cniIPAM, n.paths.kubeletRoot, n.paths.images, n.paths.volumes} {
+	for _, d := range []string{n.paths.root, n.paths.cniConf, n.paths.cniIPAM, n.paths.cniBin, n.paths.multusCache, n.paths.kubeletRoot, n.paths.images, n.paths.volumes} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
@@ -153,6 +153,11 @@ func (c *Cluster) startNode(ctx context.Context) error {
 	if err := c.applyNodeRBAC(ctx); err != nil {
 		return err
 	}
+	if c.opts.WithMultus {
+		if err := c.installMultus(ctx); err != nil {
+			return err
+		}
+	}
 	if err := c.run(ctx, c.nodeProcess(ComponentContainerd, "containerd", "--config", n.paths.containerdConfig), c.containerdReady); err != nil {
 		return err
 	}
@@ -213,8 +218,40 @@ func (c *Cluster) writeNodeFiles() error {
 		writeKubeconfig(n.paths.proxyKubeconfig, c.server, c.caPEM, userProxy, c.pki.proxyToken),
 		writeKubeconfig(n.paths.schedulerKubeconfig, c.server, c.caPEM, userScheduler, c.pki.schedulerToken),
 		writeKubeconfig(n.paths.dnsKubeconfig, c.server, c.caPEM, userDNS, c.pki.dnsToken),
+		c.linkCNIPlugins(),
+	}
+	if c.opts.WithMultus {
+		multus, err := json.MarshalIndent(multusConfig(n.paths), "", "  ")
+		if err != nil {
+			return err
+		}
+		// containerd takes the first configuration of the directory by name.
+		writes = append(writes, os.WriteFile(filepath.Join(n.paths.cniConf, "00-multus.conf"), multus, 0o600),
+			writeKubeconfig(n.paths.multusKubeconfig, c.server, c.caPEM, userMultus, c.pki.multusToken))
 	}
 	return errors.Join(writes...)
+}
+
+// linkCNIPlugins fills the node's CNI plugin directory: Debian's plugins, and Multus when the node runs it. A
+// directory of the node's own keeps Multus off the host's plugin directory.
+func (c *Cluster) linkCNIPlugins() error {
+	entries, err := os.ReadDir(cniBinDir)
+	if err != nil {
+		return err
+	}
+	links := map[string]string{}
+	for _, e := range entries {
+		links[e.Name()] = filepath.Join(cniBinDir, e.Name())
+	}
+	if c.opts.WithMultus {
+		links["multus"] = c.bins[binMultus.file]
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(c.node.paths.cniBin, name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *Cluster) containerdReady(ctx context.Context) (bool, error) {

@@ -37,7 +37,8 @@ const (
 // nodePaths are the node's files and directories under the cluster's data directory.
 type nodePaths struct {
 	root, containerdConfig, containerdSock, containerdRoot, containerdState, runcRoot string
-	cniConf, cniIPAM, kubeletRoot, kubeletConfig, kubeletKubeconfig, podLogs          string
+	cniConf, cniIPAM, cniBin, multusCache, multusKubeconfig                           string
+	kubeletRoot, kubeletConfig, kubeletKubeconfig, podLogs                            string
 	proxyConfig, proxyKubeconfig, schedulerKubeconfig, dnsKubeconfig, corefile        string
 	images, volumes, hostBefore                                                       string
 }
@@ -48,7 +49,8 @@ func newNodePaths(dataDir string) nodePaths {
 	return nodePaths{
 		root: r, containerdConfig: j("containerd.toml"), containerdSock: j("containerd", "containerd.sock"),
 		containerdRoot: j("containerd", "root"), containerdState: j("containerd", "state"), runcRoot: j("runc"),
-		cniConf: j("cni", "net.d"), cniIPAM: j("cni", "ipam"), kubeletRoot: j("kubelet"),
+		cniConf: j("cni", "net.d"), cniIPAM: j("cni", "ipam"), cniBin: j("cni", "bin"), multusCache: j("cni", "multus"),
+		multusKubeconfig: j("multus.kubeconfig"), kubeletRoot: j("kubelet"),
 		kubeletConfig: j("kubelet.yaml"), kubeletKubeconfig: j("kubelet.kubeconfig"), podLogs: j("pods"),
 		proxyConfig: j("kube-proxy.yaml"), proxyKubeconfig: j("kube-proxy.kubeconfig"),
 		schedulerKubeconfig: j("kube-scheduler.kubeconfig"), dnsKubeconfig: j("coredns.kubeconfig"),
@@ -87,7 +89,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
-`, p.containerdRoot, p.containerdState, p.containerdSock, p.containerdSock+".ttrpc", pauseImage, p.runcRoot, cniBinDir, p.cniConf)
+`, p.containerdRoot, p.containerdState, p.containerdSock, p.containerdSock+".ttrpc", pauseImage, p.runcRoot, p.cniBin, p.cniConf)
 }
 
 // cniConfig is the Pods' network: a bridge of their own with host-local addresses. No masquerading: Pods reach
@@ -107,6 +109,23 @@ func cniConfig(p nodePaths) map[string]any {
 			},
 			map[string]any{"type": "portmap", "capabilities": map[string]any{"portMappings": true}},
 		},
+	}
+}
+
+// multusConfig is the node's first CNI configuration when it runs Multus: the node's own network (cniConfig) is
+// every Pod's first interface, and an annotated Pod's attachments are added after it. Multus reads Pods and
+// NetworkAttachmentDefinitions with its own identity, and keeps its cache under the data directory.
+func multusConfig(p nodePaths) map[string]any {
+	return map[string]any{
+		"cniVersion":   "1.0.0",
+		"name":         "multus",
+		"type":         "multus",
+		"kubeconfig":   p.multusKubeconfig,
+		"binDir":       p.cniBin,
+		"cniDir":       p.multusCache,
+		"confDir":      p.cniConf,
+		"capabilities": map[string]any{"portMappings": true},
+		"delegates":    []any{cniConfig(p)},
 	}
 }
 

@@ -108,7 +108,8 @@ func Start(ctx context.Context, dir string) (*Env, error) {
 // Options changes what Start runs.
 type Options struct {
 	// Node gives the management cluster a node (devcluster.Options.WithNode), so that the chart's Deployments run;
-	// the hosted cluster's API server then serves on the node's address, which the operator's Pod can reach.
+	// the hosted cluster's API server then serves on the node's address, which the operator's Pod can reach. The
+	// node runs Multus, for the chart's secondary-network attachment mode.
 	Node bool
 }
 
@@ -116,7 +117,7 @@ type Options struct {
 func StartWith(ctx context.Context, dir string, o Options) (*Env, error) {
 	e := &Env{dir: dir}
 	var errM, errH error
-	mgmt := devcluster.Options{Dir: filepath.Join(dir, "management"), WithNode: o.Node}
+	mgmt := devcluster.Options{Dir: filepath.Join(dir, "management"), WithNode: o.Node, WithMultus: o.Node}
 	hosted := devcluster.Options{Dir: filepath.Join(dir, "hosted")}
 	if o.Node {
 		// The node's address exists once the management cluster has started.

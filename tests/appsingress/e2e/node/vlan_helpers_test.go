@@ -4,12 +4,16 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
@@ -85,4 +89,63 @@ func runProbePod(t *testing.T, namespace string) string {
 		return p.Status.Phase == corev1.PodRunning, string(p.Status.Phase), nil
 	})
 	return pod.Name
+}
+
+// The secondary network's attachments: a leg in the VLAN's bridge with a static address for CoreDNS and one for
+// HAProxy, as a platform team defines them with Multus (the node runs it, see localenv.Options.Node).
+const (
+	multusNetworks      = "k8s.v1.cni.cncf.io/networks"
+	vlanDNSAttachment   = "vlan-dns"
+	vlanDNSAddress      = "198.19.10.53"
+	vlanProxyAttachment = "vlan-proxy"
+	vlanProxyAddress    = "198.19.10.80"
+)
+
+var networkAttachments = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
+
+func createVLANAttachments(t *testing.T) {
+	t.Helper()
+	for name, address := range map[string]string{vlanDNSAttachment: vlanDNSAddress, vlanProxyAttachment: vlanProxyAddress} {
+		config, err := json.Marshal(map[string]any{
+			"cniVersion": "1.0.0", "name": name, "type": "bridge", "bridge": localenv.VLANBridge,
+			"ipam": map[string]any{"type": "static", "addresses": []any{map[string]any{"address": address + "/24"}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nad := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+			"metadata": map[string]any{"name": name, "namespace": nodeChart},
+			"spec":     map[string]any{"config": string(config)},
+		}}
+		if _, err := node.Dyn.Resource(networkAttachments).Namespace(nodeChart).Create(context.Background(), nad, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// networkStatus is an entry of the network-status annotation Multus writes on each Pod it attaches.
+type networkStatus struct {
+	Name string   `json:"name"`
+	IPs  []string `json:"ips"`
+}
+
+// assertAttached fails unless every Pod of selector has the attachment's address, as Multus recorded it in the
+// Pod's network-status.
+func assertAttached(t *testing.T, selector, attachment, address string) {
+	t.Helper()
+	pods, err := node.Kube.CoreV1().Pods(nodeChart).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("Pods %s: %v", selector, err)
+	}
+	for _, p := range pods.Items {
+		var status []networkStatus
+		_ = json.Unmarshal([]byte(p.Annotations["k8s.v1.cni.cncf.io/network-status"]), &status)
+		attached := slices.ContainsFunc(status, func(s networkStatus) bool {
+			return s.Name == nodeChart+"/"+attachment && slices.Contains(s.IPs, address)
+		})
+		if !attached {
+			t.Fatalf("Pod %s has no %s leg at %s: network-status %q", p.Name, attachment, address, p.Annotations["k8s.v1.cni.cncf.io/network-status"])
+		}
+	}
 }

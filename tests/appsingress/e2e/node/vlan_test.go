@@ -42,6 +42,7 @@ func TestVLANAttachmentModes(t *testing.T) {
 	createVLANPools(t)
 	probeNS := node.Namespace(t, "vlan-probe-")
 	probe := runProbePod(t, probeNS)
+	createVLANAttachments(t)
 
 	common := map[string]any{"recheckInterval": recheck.String(), "hostedClusterTimeout": "3s"}
 	for _, mode := range []struct {
@@ -49,6 +50,8 @@ func TestVLANAttachmentModes(t *testing.T) {
 		values map[string]any
 		// vlanDNS is where VLAN clients send their questions (host, port), once installed.
 		vlanDNS func(t *testing.T) (string, string)
+		// attached, when set, checks the Pods' attachment to the VLAN once installed.
+		attached func(t *testing.T)
 	}{
 		{
 			name: "Service with externalTrafficPolicy Local",
@@ -80,10 +83,27 @@ func TestVLANAttachmentModes(t *testing.T) {
 			},
 			vlanDNS: func(*testing.T) (string, string) { return localenv.VLANNodeIP, "53" },
 		},
+		{
+			name: "secondary network (Multus)",
+			// One replica each: an attachment has one static address.
+			values: map[string]any{
+				"dns": map[string]any{"replicaCount": 1, "vlanAddresses": []any{vlanDNSAddress},
+					"podAnnotations": map[string]any{multusNetworks: vlanDNSAttachment}},
+				"proxy": map[string]any{"replicaCount": 1, "podAnnotations": map[string]any{multusNetworks: vlanProxyAttachment}},
+			},
+			vlanDNS: func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
+			attached: func(t *testing.T) {
+				assertAttached(t, "app.kubernetes.io/component=dns", vlanDNSAttachment, vlanDNSAddress)
+				assertAttached(t, "app.kubernetes.io/component=proxy", vlanProxyAttachment, vlanProxyAddress)
+			},
+		},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			release.Upgrade(t, mode.name, nodetier.Merge(common, mode.values))
 			t.Cleanup(func() { release.Upgrade(t, "defaults", nil) })
+			if mode.attached != nil {
+				mode.attached(t)
+			}
 			server, port := mode.vlanDNS(t)
 			proveVLANMode(t, probeNS, probe, server, port)
 		})
