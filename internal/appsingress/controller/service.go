@@ -90,6 +90,9 @@ func desiredService(ai *v1alpha1.AppsIngress, key types.NamespacedName) *corev1a
 	if c := ai.Spec.Service.LoadBalancerClass; c != nil {
 		spec = spec.WithLoadBalancerClass(*c)
 	}
+	if a := ai.Spec.Service.AllocateLoadBalancerNodePorts; a != nil {
+		spec = spec.WithAllocateLoadBalancerNodePorts(*a)
+	}
 	return corev1ac.Service(key.Name, key.Namespace).
 		WithLabels(map[string]string{ManagedByLabel: managedByValue, OwnerHashLabel: ownerHash(ai)}).
 		WithAnnotations(annotations).

@@ -47,6 +47,9 @@ func TestDesiredServiceDefaults(t *testing.T) {
 	if svc.Spec.IPFamilyPolicy != nil {
 		t.Errorf("ipFamilyPolicy %v without one in the spec", *svc.Spec.IPFamilyPolicy)
 	}
+	if svc.Spec.AllocateLoadBalancerNodePorts != nil {
+		t.Errorf("allocateLoadBalancerNodePorts %v without one in the spec", *svc.Spec.AllocateLoadBalancerNodePorts)
+	}
 }
 
 func TestDesiredServiceFromSpec(t *testing.T) {
@@ -54,7 +57,7 @@ func TestDesiredServiceFromSpec(t *testing.T) {
 	policy := corev1.IPFamilyPolicyPreferDualStack
 	ai.Spec.ClusterName = "p1"
 	ai.Spec.Service = v1alpha1.ServiceSpec{Namespace: "routers", Selector: map[string]string{"app": "router"},
-		Ports: v1alpha1.ServicePorts{HTTP: 8080, HTTPS: 8443}, IPFamilyPolicy: &policy}
+		Ports: v1alpha1.ServicePorts{HTTP: 8080, HTTPS: 8443}, IPFamilyPolicy: &policy, AllocateLoadBalancerNodePorts: new(false)}
 	ai.Spec.MetalLB = v1alpha1.MetalLBSpec{AddressPoolName: "vlan10", AnnotationKey: "metallb.universe.tf/address-pool"}
 	key := serviceKey(ai, clusterName(ai))
 	if key.String() != "routers/p1-apps" {
@@ -64,7 +67,8 @@ func TestDesiredServiceFromSpec(t *testing.T) {
 	if svc.Annotations["metallb.universe.tf/address-pool"] != "vlan10" {
 		t.Errorf("annotations %v", svc.Annotations)
 	}
-	if svc.Spec.Selector["app"] != "router" || *svc.Spec.Ports[1].Port != 8443 || *svc.Spec.IPFamilyPolicy != policy {
+	if svc.Spec.Selector["app"] != "router" || *svc.Spec.Ports[1].Port != 8443 || *svc.Spec.IPFamilyPolicy != policy ||
+		*svc.Spec.AllocateLoadBalancerNodePorts {
 		t.Errorf("spec %+v", svc.Spec)
 	}
 }

@@ -150,9 +150,11 @@ func (e *Env) CreateAppsIngress(ctx context.Context, cluster string, p Ports) er
 			"hostedClusterRef": map[string]any{"name": HostedName},
 			"clusterName":      cluster,
 			"baseDomain":       BaseDomain,
-			"service":          map[string]any{"name": cluster + "-apps", "ports": map[string]any{"http": int64(p.RouterHTTP), "https": int64(p.RouterHTTPS)}},
-			"metallb":          map[string]any{"addressPoolName": PoolName},
-			"dns":              map[string]any{"vlanCIDRs": []any{VLANCIDR}},
+			// Every AppsIngress here shares one hosted cluster, whose 2,768 node ports would end at 1,384 Services.
+			"service": map[string]any{"name": cluster + "-apps", "ports": map[string]any{"http": int64(p.RouterHTTP), "https": int64(p.RouterHTTPS)},
+				"allocateLoadBalancerNodePorts": false},
+			"metallb": map[string]any{"addressPoolName": PoolName},
+			"dns":     map[string]any{"vlanCIDRs": []any{VLANCIDR}},
 		},
 	}}
 	_, err := e.MgmtDyn.Resource(AppsIngressGVR).Namespace(ClustersNS).Create(ctx, ai, metav1.CreateOptions{})

@@ -118,6 +118,11 @@ type ServiceSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="spec.service.loadBalancerClass must be a qualified name such as metallb.io/vlan"
 	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
+	// allocateLoadBalancerNodePorts of the Service. MetalLB announces the Service's own address and needs no node
+	// ports: false saves two of the hosted cluster's node ports per Service (its range holds 2,768). Default: the
+	// hosted cluster's (true).
+	// +optional
+	AllocateLoadBalancerNodePorts *bool `json:"allocateLoadBalancerNodePorts,omitempty"`
 }
 
 // ServicePorts are the Service's port numbers.
