@@ -1,0 +1,5 @@
+package kyverno
+
+import "github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/cmdline"
+
+func init() { cmdline.SilenceKyvernoLogs() }
