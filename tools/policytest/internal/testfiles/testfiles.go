@@ -10,7 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/cmdline"
 )
+
+// Every verb's tests import this package, so here Kyverno's libraries are silenced for all of them, as main does.
+func init() { cmdline.SilenceKyvernoLogs() }
 
 // RepoRoot is the repository's root from the folder of a verb's package (tools/policytest/internal/<verb>), where
 // its tests run.

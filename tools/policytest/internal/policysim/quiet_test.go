@@ -1,5 +1,0 @@
-package policysim
-
-import "github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/cmdline"
-
-func init() { cmdline.SilenceKyvernoLogs() }
