@@ -1,0 +1,68 @@
+// Package textdiff prints the difference of two texts as `diff -u` does: golden shows a case's render as a diff from
+// the default one, compare shows where the two policy engines differ.
+package textdiff
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+// Unified is `diff -u` with three lines of context, "" for equal texts. It matches lines without difflib's
+// autojunk heuristic, which in texts of 200 lines or more treats frequent lines as noise (in a chart render: every
+// "labels:" and common label) and so shows unchanged lines as removed and added again; a golden diff must hold only
+// what changes.
+func Unified(fromName, toName, from, to string) string {
+	a, b := splitLines(from), splitLines(to)
+	var out strings.Builder
+	for i, group := range difflib.NewMatcherWithJunk(a, b, false, nil).GetGroupedOpCodes(3) {
+		if i == 0 {
+			fmt.Fprintf(&out, "--- %s\n+++ %s\n", fromName, toName)
+		}
+		first, last := group[0], group[len(group)-1]
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(first.I1, last.I2), hunkRange(first.J1, last.J2))
+		for _, op := range group {
+			if op.Tag == 'e' {
+				writePrefixed(&out, " ", a[op.I1:op.I2])
+				continue
+			}
+			if op.Tag == 'r' || op.Tag == 'd' {
+				writePrefixed(&out, "-", a[op.I1:op.I2])
+			}
+			if op.Tag == 'r' || op.Tag == 'i' {
+				writePrefixed(&out, "+", b[op.J1:op.J2])
+			}
+		}
+	}
+	return out.String()
+}
+
+// splitLines keeps each line's newline; a last line without one gets one, so that the diff stays line-based.
+func splitLines(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}
+
+func writePrefixed(out *strings.Builder, prefix string, lines []string) {
+	for _, l := range lines {
+		out.WriteString(prefix + l)
+	}
+}
+
+// hunkRange is a hunk's line range as `diff -u` prints it: first line (1-based) and length, the length left out when
+// it is 1, and an empty range starting at the line before it.
+func hunkRange(start, stop int) string {
+	switch stop - start {
+	case 1:
+		return fmt.Sprint(start + 1)
+	case 0:
+		return fmt.Sprintf("%d,0", start)
+	}
+	return fmt.Sprintf("%d,%d", start+1, stop-start)
+}
