@@ -35,6 +35,7 @@ func (f *Flags) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Kube.TemplateNamespace, "template-namespace", "openshift", "namespace whose Templates are the catalog items")
 	fs.DurationVar(&f.Kube.ResyncPeriod, "resync-period", time.Minute, "how often every VDC is compared with its namespace without an event")
 	fs.DurationVar(&f.Kube.PowerTimeout, "power-timeout", 10*time.Minute, "how long a power action waits for the VM's status before its task ends in error")
+	fs.DurationVar(&f.Kube.InstantiateTimeout, "instantiate-timeout", 30*time.Second, "how long an instantiation request may take to create its TemplateInstance; a vApp without one twice that long after is taken for one a stopped process left, removed, and its task ended in error")
 	f.Manager.Register(fs, 50, 100)
 }
 
