@@ -181,4 +181,3 @@ func tailString(s string, n int) string {
 
 // asInstance lets the suite's client helpers talk to a replica.
 func (r *replica) asInstance() *instance { return &instance{url: r.url} }
-

@@ -231,8 +231,8 @@ func TestReplicasOneKilledUnderLoad(t *testing.T) {
 		if o.status == 0 && names[o.name] {
 			finished++ // in flight when its replica was killed: carried out all the same
 		}
-		switch {
-		case o.status == http.StatusCreated || o.status == http.StatusAccepted:
+		switch o.status {
+		case http.StatusCreated, http.StatusAccepted:
 			if !rows[o.id] {
 				t.Errorf("%s %s via %s answered %d, but %s is not in the database", o.kind, o.name, o.via.name, o.status, o.id)
 			}
