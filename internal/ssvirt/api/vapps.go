@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -129,7 +130,11 @@ func (s *Server) instantiate(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParameters(t, in.Parameters); err != nil {
 		return err
 	}
-	app, err := s.store.CreateVApp(r.Context(), store.VApp{
+	// From the row to the TemplateInstance within the cluster's bound: past twice that, the leader takes a vApp
+	// still without its TemplateInstance for one a stopped process left, and removes it.
+	ctx, cancel := context.WithTimeout(r.Context(), s.cluster.InstantiateTimeout())
+	defer cancel()
+	app, err := s.store.CreateVApp(ctx, store.VApp{
 		OrgID: v.OrgID, VDCID: v.ID, Name: in.Name, Description: in.Description, CatalogItemID: itemID,
 		TemplateName: t.Name, Namespace: v.Namespace, CreatedBy: p.Username,
 	})
@@ -141,14 +146,14 @@ func (s *Server) instantiate(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The task exists before the TemplateInstance, so that the reconciler cannot see the instance end before there
 	// is a task to finish.
-	task, err := s.startTask(r, app.OrgID, store.OpInstantiate, naming.KindVApp, app.ID, app.Name)
+	task, err := s.startTask(r.WithContext(ctx), app.OrgID, store.OpInstantiate, naming.KindVApp, app.ID, app.Name)
 	if err != nil {
 		if dErr := s.store.DeleteVApp(r.Context(), store.Scope{}, app.ID); dErr != nil {
 			s.log.Error(dErr, "removing the row of a failed instantiation", "vapp", app.ID)
 		}
 		return err
 	}
-	if err := s.cluster.Instantiate(r.Context(), app, t, in.Parameters, p.Username); err != nil {
+	if err := s.cluster.Instantiate(ctx, app, t, in.Parameters, p.Username); err != nil {
 		if dErr := s.store.DeleteVApp(r.Context(), store.Scope{}, app.ID); dErr != nil {
 			s.log.Error(dErr, "removing the row of a failed instantiation", "vapp", app.ID)
 		}

@@ -40,6 +40,10 @@ type Options struct {
 	// PowerTimeout bounds a power action: a VM whose status does not say it is done by then ends its task in error.
 	// Default 10 minutes (a first start pulls the VM's disk image).
 	PowerTimeout time.Duration
+	// InstantiateTimeout bounds an instantiation request from writing the vApp's row to creating its
+	// TemplateInstance. A vApp still instantiating without a TemplateInstance twice that long after its row was
+	// written was left by a process that stopped in between, and the leader removes it. Default 30 seconds.
+	InstantiateTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -54,6 +58,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PowerTimeout <= 0 {
 		o.PowerTimeout = 10 * time.Minute
+	}
+	if o.InstantiateTimeout <= 0 {
+		o.InstantiateTimeout = 30 * time.Second
 	}
 	return o
 }
@@ -166,6 +173,9 @@ func (k *Cluster) Status() string {
 	}
 	return k.lastError.Load().(string)
 }
+
+// InstantiateTimeout is how long an instantiation request may take to create its TemplateInstance.
+func (k *Cluster) InstantiateTimeout() time.Duration { return k.opts.InstantiateTimeout }
 
 // Orphans lists namespaces labelled as ssvirt's that no VDC owns.
 func (k *Cluster) Orphans() []string {

@@ -156,6 +156,7 @@ func (k *Cluster) runResync(ctx context.Context) error {
 		case <-t.C:
 			if k.Available() {
 				k.Resync(ctx)
+				k.endAbandonedInstantiations(ctx)
 			}
 		}
 	}

@@ -32,20 +32,25 @@ func (k *Cluster) reconcileVApp(ctx context.Context, req reconcile.Request) (rec
 	if id == "" {
 		return reconcile.Result{}, nil
 	}
+	return reconcile.Result{}, k.followInstance(ctx, id, ti)
+}
+
+// followInstance records what vApp id's TemplateInstance says, and ends its instantiation task once it has ended.
+func (k *Cluster) followInstance(ctx context.Context, id string, ti *unstructured.Unstructured) error {
 	status, message := VAppStatus(ti)
 	if err := k.store.SetVAppStatus(ctx, id, status, message); err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
 	switch status {
 	case store.VAppDeployed:
-		return reconcile.Result{}, k.store.FinishTasks(ctx, id, store.OpInstantiate, store.TaskSuccess, "the TemplateInstance is Ready")
+		return k.store.FinishTasks(ctx, id, store.OpInstantiate, store.TaskSuccess, "the TemplateInstance is Ready")
 	case store.VAppFailed:
 		if message == "" {
 			message = "the TemplateInstance reports InstantiateFailure"
 		}
-		return reconcile.Result{}, k.store.FinishTasks(ctx, id, store.OpInstantiate, store.TaskError, message)
+		return k.store.FinishTasks(ctx, id, store.OpInstantiate, store.TaskError, message)
 	}
-	return reconcile.Result{}, nil
+	return nil
 }
 
 // VAppStatus reads a TemplateInstance's conditions: Ready=True is deployed, InstantiateFailure=True failed

@@ -100,18 +100,27 @@ func list[T any](ctx context.Context, s *Store, selectFrom, countFrom, cond stri
 		return nil, 0, classify(err)
 	}
 	limit, offset := q.limitOffset()
-	rows, err := s.db.QueryContext(ctx, s.q(selectFrom+where+q.orderBy(own)+" LIMIT ? OFFSET ?"), append(args, limit, offset)...)
+	out, err := all(ctx, s, selectFrom+where+q.orderBy(own)+" LIMIT ? OFFSET ?", append(args, limit, offset), scan)
 	if err != nil {
-		return nil, 0, classify(err)
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// all runs query (written with ? placeholders) and scans every row it returns.
+func all[T any](ctx context.Context, s *Store, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, classify(err)
 	}
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		out = append(out, v)
 	}
-	return out, total, classify(rows.Err())
+	return out, classify(rows.Err())
 }

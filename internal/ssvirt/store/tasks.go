@@ -101,30 +101,14 @@ func (s *Store) SupersedeTasks(ctx context.Context, ownerID string, operations [
 
 // RunningTasks lists the running tasks on ownerID, oldest first.
 func (s *Store) RunningTasks(ctx context.Context, ownerID string) ([]Task, error) {
-	return s.tasks(ctx, "SELECT "+taskColumns+" FROM tasks WHERE owner_id = ? AND status = 'running' ORDER BY created_at, id", ownerID)
+	return all(ctx, s, "SELECT "+taskColumns+" FROM tasks WHERE owner_id = ? AND status = 'running' ORDER BY created_at, id",
+		[]any{ownerID}, scanTask)
 }
 
 // ExpiredTasks lists the running tasks whose deadline is before t.
 func (s *Store) ExpiredTasks(ctx context.Context, t time.Time) ([]Task, error) {
-	return s.tasks(ctx, "SELECT "+taskColumns+" FROM tasks WHERE status = 'running' AND deadline > 0 AND deadline < ? ORDER BY deadline, id",
-		t.UnixMilli())
-}
-
-func (s *Store) tasks(ctx context.Context, query string, args ...any) ([]Task, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []Task
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, classify(rows.Err())
+	return all(ctx, s, "SELECT "+taskColumns+" FROM tasks WHERE status = 'running' AND deadline > 0 AND deadline < ? ORDER BY deadline, id",
+		[]any{t.UnixMilli()}, scanTask)
 }
 
 // AdvanceTask moves a running task from step from to step to, waiting for generation, and says whether it did:

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -75,6 +76,60 @@ func TestTaskSteps(t *testing.T) {
 		_ = s.FinishTask(ctx, late.ID, store.TaskSuccess, "done")
 		if expired, _ = s.ExpiredTasks(ctx, time.Now()); len(expired) != 0 {
 			t.Errorf("an ended task expired: %+v", expired)
+		}
+	})
+}
+
+// A vApp left instantiating by a process that stopped is found once old enough, and abandoning it removes the row
+// and ends its task in error, once: a vApp that got further, or another process that abandons it too, changes
+// nothing.
+func TestAbandonVApp(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		org := mustOrg(t, s, "acme")
+		vdc := mustVDC(t, s, org, "web")
+		newVApp := func(name string) (store.VApp, store.Task) {
+			t.Helper()
+			a, err := s.CreateVApp(ctx, store.VApp{OrgID: org.ID, VDCID: vdc.ID, Name: name, Namespace: vdc.Namespace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task, err := s.CreateTask(ctx, store.Task{OrgID: org.ID, Operation: store.OpInstantiate, OwnerKind: "vapp", OwnerID: a.ID,
+				OwnerName: name, UserID: "u", UserName: "user", Message: "instantiate"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a, task
+		}
+		left, leftTask := newVApp("left")
+		deployed, deployedTask := newVApp("deployed")
+		if err := s.SetVAppStatus(ctx, deployed.ID, store.VAppDeployed, ""); err != nil {
+			t.Fatal(err)
+		}
+		if old, err := s.InstantiatingSince(ctx, time.Now().Add(-time.Hour)); err != nil || len(old) != 0 {
+			t.Errorf("vApps instantiating for an hour: %+v, %v", old, err)
+		}
+		old, err := s.InstantiatingSince(ctx, time.Now().Add(time.Second))
+		if err != nil || len(old) != 1 || old[0].ID != left.ID {
+			t.Fatalf("vApps instantiating now: %+v, %v", old, err)
+		}
+		for i, want := range []bool{true, false} {
+			if ok, err := s.AbandonVApp(ctx, left.ID, "the process stopped"); ok != want || err != nil {
+				t.Errorf("abandon #%d: %v %v, want %v", i+1, ok, err, want)
+			}
+		}
+		if ok, err := s.AbandonVApp(ctx, deployed.ID, "no"); ok || err != nil {
+			t.Errorf("abandoned a deployed vApp: %v %v", ok, err)
+		}
+		if _, err := s.GetVApp(ctx, store.Scope{}, left.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("abandoned vApp still read: %v", err)
+		}
+		got, _ := s.GetTask(ctx, store.Scope{}, leftTask.ID)
+		if got.Status != store.TaskError || got.Message != "the process stopped" || got.EndedAt.IsZero() {
+			t.Errorf("abandoned vApp's task: %+v", got)
+		}
+		if got, _ := s.GetTask(ctx, store.Scope{}, deployedTask.ID); got.Status != store.TaskRunning {
+			t.Errorf("a deployed vApp's task ended: %+v", got)
 		}
 	})
 }

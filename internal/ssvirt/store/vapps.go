@@ -89,3 +89,32 @@ func (s *Store) MarkVAppDeleting(ctx context.Context, sc Scope, id string) error
 	}
 	return mustAffect(res)
 }
+
+// InstantiatingSince lists the vApps still instantiating whose rows were written before t, oldest first.
+func (s *Store) InstantiatingSince(ctx context.Context, t time.Time) ([]VApp, error) {
+	return all(ctx, s, "SELECT "+vappColumns+" FROM vapps WHERE status = 'INSTANTIATING' AND created_at < ? ORDER BY created_at, id",
+		[]any{t.UnixMilli()}, scanVApp)
+}
+
+// AbandonVApp removes a vApp still instantiating and ends its instantiation task in error with message, in one
+// transaction: what a process that stopped between writing the row and creating the TemplateInstance left. It
+// says whether there was such a vApp.
+func (s *Store) AbandonVApp(ctx context.Context, id, message string) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, classify(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, s.q("DELETE FROM vapps WHERE id = ? AND status = 'INSTANTIATING'"), id)
+	if err != nil {
+		return false, classify(err)
+	}
+	if mustAffect(res) != nil {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, s.q("UPDATE tasks SET status = 'error', message = ?, ended_at = ? WHERE owner_id = ? AND operation = ? AND status = 'running'"),
+		message, now(), id, OpInstantiate); err != nil {
+		return false, classify(err)
+	}
+	return true, classify(tx.Commit())
+}

@@ -97,24 +97,7 @@ func (s *Store) ListVDCs(ctx context.Context, sc Scope, orgID string, q Query) (
 
 // AllVDCs returns every VDC, also those being deleted: what the reconciler brings Kubernetes in line with.
 func (s *Store) AllVDCs(ctx context.Context) ([]VDC, error) {
-	return s.vdcs(ctx, vdcSelect+" ORDER BY v.id")
-}
-
-func (s *Store) vdcs(ctx context.Context, query string, args ...any) ([]VDC, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []VDC
-	for rows.Next() {
-		v, err := scanVDC(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, classify(rows.Err())
+	return all(ctx, s, vdcSelect+" ORDER BY v.id", nil, scanVDC)
 }
 
 // UpdateVDC writes v's description, enabled flag, limits and state, and returns what the row held before (for
@@ -198,20 +181,11 @@ type Tombstone struct{ Namespace, VDCID string }
 
 // Tombstones lists the namespaces the reconciler still has to make sure are gone.
 func (s *Store) Tombstones(ctx context.Context) ([]Tombstone, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT namespace, vdc_id FROM namespace_tombstones ORDER BY namespace")
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []Tombstone
-	for rows.Next() {
-		var t Tombstone
-		if err := rows.Scan(&t.Namespace, &t.VDCID); err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, t)
-	}
-	return out, classify(rows.Err())
+	return all(ctx, s, "SELECT namespace, vdc_id FROM namespace_tombstones ORDER BY namespace", nil,
+		func(row scanner) (Tombstone, error) {
+			var t Tombstone
+			return t, classify(row.Scan(&t.Namespace, &t.VDCID))
+		})
 }
 
 // DeleteTombstone forgets a namespace that is gone.

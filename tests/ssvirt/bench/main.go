@@ -1,5 +1,6 @@
-// Command bench measures ssvirt-api end to end on a local control plane (internal/testkit/devcluster) with
-// SQLite: the real binary runs out of process, so its memory is its own. It reports VDC creates per second
+// Command bench measures ssvirt-api end to end on a local control plane (internal/testkit/devcluster), the same
+// workload on SQLite and then on PostgreSQL (internal/testkit/pgserver), a row each: the real binary runs out of
+// process, so its memory is its own. It reports VDC creates per second
 // (each one a namespace, quota and policy before the answer), catalog item list latency with many Templates
 // in the cache, instantiation latency (the TemplateInstance exists when the answer comes), and the process RSS
 // with the cache warm.
@@ -37,15 +38,15 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	res, err := run(ctx, o)
+	rep, err := run(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-	if err := res.write(o.out); err != nil {
+	if err := rep.write(o.out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-	res.print(os.Stdout)
+	rep.print(os.Stdout)
 	fmt.Println("results written to", o.out)
 }

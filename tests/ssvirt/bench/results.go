@@ -40,7 +40,12 @@ type results struct {
 	CatalogListTarget float64 `json:"catalogListP95TargetMillis"`
 }
 
-func (r results) write(path string) error {
+// report holds one run of the workload per database, the same workload on each.
+type report struct {
+	Runs []results `json:"runs"`
+}
+
+func (r report) write(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -51,13 +56,20 @@ func (r results) write(path string) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-func (r results) print(w io.Writer) {
+// print writes a row per database.
+func (r report) print(w io.Writer) {
+	if len(r.Runs) == 0 {
+		return
+	}
+	first := r.Runs[0]
+	fmt.Fprintf(w, "%d VDC creates (namespace+quota+policy, %d concurrent), %d catalog lists at %d Templates (target p95 <= %.0f ms), %d instantiations; latencies p50 / p95 in ms\n",
+		first.VDCs, first.Concurrency, first.CatalogList.Count, first.Templates, first.CatalogListTarget, first.Instantiate.Count)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "database\t%s\n", r.Database)
-	fmt.Fprintf(tw, "VDC creates/s (namespace+quota+policy, %d concurrent)\t%.1f\n", r.Concurrency, r.VDCCreatesPerSec)
-	fmt.Fprintf(tw, "VDC create p50/p95\t%.1f / %.1f ms\n", r.VDCCreate.P50Millis, r.VDCCreate.P95Millis)
-	fmt.Fprintf(tw, "catalog list at %d Templates p50/p95 (target p95 <= %.0f ms)\t%.2f / %.2f ms\n", r.Templates, r.CatalogListTarget, r.CatalogList.P50Millis, r.CatalogList.P95Millis)
-	fmt.Fprintf(tw, "instantiation to TemplateInstance p50/p95\t%.1f / %.1f ms\n", r.Instantiate.P50Millis, r.Instantiate.P95Millis)
-	fmt.Fprintf(tw, "RSS, cache warm\t%.1f MiB\n", r.RSSMiBWarm)
+	fmt.Fprintln(tw, "database\tVDC creates/s\tVDC create\tcatalog list\tinstantiation to TemplateInstance\tRSS, cache warm")
+	for _, x := range r.Runs {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f / %.1f\t%.2f / %.2f\t%.1f / %.1f\t%.1f MiB\n", x.Database, x.VDCCreatesPerSec,
+			x.VDCCreate.P50Millis, x.VDCCreate.P95Millis, x.CatalogList.P50Millis, x.CatalogList.P95Millis,
+			x.Instantiate.P50Millis, x.Instantiate.P95Millis, x.RSSMiBWarm)
+	}
 	_ = tw.Flush()
 }

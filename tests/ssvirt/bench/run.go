@@ -25,66 +25,95 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/pgserver"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 )
 
 const adminPassword = "bench-admin-password"
 
-func run(ctx context.Context, o options) (results, error) {
-	res := results{Database: "sqlite", Templates: o.templates, VDCs: o.vdcs, Concurrency: o.concurrency, CatalogListTarget: 10}
+// bench is what every run shares: the control plane with its Templates and the built binary.
+type bench struct {
+	dir, bin, kubeconfig string
+	dyn                  dynamic.Interface
+}
+
+// run measures the same workload on each database in turn, against one control plane: SQLite, then PostgreSQL.
+func run(ctx context.Context, o options) (report, error) {
+	var rep report
 	root, err := repo.Root()
 	if err != nil {
-		return res, err
+		return rep, err
 	}
 	dir, err := os.MkdirTemp("", "ssvirt-bench-")
 	if err != nil {
-		return res, err
+		return rep, err
 	}
 	defer os.RemoveAll(dir)
 	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(dir, "cluster")})
 	if err != nil {
-		return res, err
+		return rep, err
 	}
 	defer func() { _ = cluster.Stop() }()
 	cfg := cluster.RESTConfig()
 	kubeCS, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return res, err
+		return rep, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return res, err
+	b := bench{dir: dir, bin: filepath.Join(dir, "ssvirt-api"), kubeconfig: cluster.Kubeconfig()}
+	if b.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return rep, err
 	}
 	if err := fixture.InstallCRDs(ctx, cfg); err != nil {
-		return res, err
+		return rep, err
 	}
 	if _, err := kubeCS.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift"}}, metav1.CreateOptions{}); err != nil {
-		return res, err
+		return rep, err
 	}
 	for i := range o.templates {
-		if err := fixture.CreateTemplate(ctx, dyn, fixture.Template("openshift", fmt.Sprintf("vm-%04d", i), false)); err != nil {
-			return res, err
+		if err := fixture.CreateTemplate(ctx, b.dyn, fixture.Template("openshift", fmt.Sprintf("vm-%04d", i), false)); err != nil {
+			return rep, err
 		}
 	}
-
-	bin := filepath.Join(dir, "ssvirt-api")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/ssvirt-api")
+	build := exec.CommandContext(ctx, "go", "build", "-o", b.bin, "./cmd/ssvirt-api")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return res, fmt.Errorf("building ssvirt-api: %w", err)
+		return rep, fmt.Errorf("building ssvirt-api: %w", err)
 	}
+	pg, err := pgserver.Start(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer func() { _ = pg.Close() }()
+	for _, db := range []struct{ driver, dsn string }{
+		{store.DriverSQLite, filepath.Join(dir, "ssvirt.db")},
+		{store.DriverPostgres, pg.DSN()},
+	} {
+		res, err := b.measure(ctx, o, db.driver, db.dsn)
+		if err != nil {
+			return rep, fmt.Errorf("%s: %w", db.driver, err)
+		}
+		rep.Runs = append(rep.Runs, res)
+	}
+	return rep, nil
+}
+
+// measure runs ssvirt-api on one database, out of process so that its memory is its own, and the workload
+// against it, in an organization of its own.
+func (b bench) measure(ctx context.Context, o options, driver, dsn string) (results, error) {
+	res := results{Database: driver, Templates: o.templates, VDCs: o.vdcs, Concurrency: o.concurrency, CatalogListTarget: 10}
 	port, err := freePort()
 	if err != nil {
 		return res, err
 	}
 	key := make([]byte, 48)
 	_, _ = rand.Read(key)
-	proc := exec.CommandContext(ctx, bin, "--listen-address=127.0.0.1:"+strconv.Itoa(port), "--sqlite-path="+filepath.Join(dir, "ssvirt.db"),
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=error")
-	proc.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig(), "SSVIRT_JWT_KEY="+base64.StdEncoding.EncodeToString(key),
-		"SSVIRT_BOOTSTRAP_ADMIN_PASSWORD="+adminPassword)
+	proc := exec.CommandContext(ctx, b.bin, "--listen-address=127.0.0.1:"+strconv.Itoa(port), "--database-driver="+driver,
+		"--sqlite-path="+dsn, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=error")
+	proc.Env = append(os.Environ(), "KUBECONFIG="+b.kubeconfig, "SSVIRT_JWT_KEY="+base64.StdEncoding.EncodeToString(key),
+		"SSVIRT_BOOTSTRAP_ADMIN_PASSWORD="+adminPassword, "SSVIRT_DATABASE_URL="+dsn)
 	proc.Stdout, proc.Stderr = os.Stderr, os.Stderr
 	if err := proc.Start(); err != nil {
 		return res, err
@@ -98,7 +127,7 @@ func run(ctx context.Context, o options) (results, error) {
 		return res, err
 	}
 	var org api.Org
-	if err := c.call(ctx, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: "bench"}, 201, &org); err != nil {
+	if err := c.call(ctx, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: "bench-" + driver}, 201, &org); err != nil {
 		return res, err
 	}
 	var cat api.Catalog
@@ -168,7 +197,7 @@ func run(ctx context.Context, o options) (results, error) {
 			return res, err
 		}
 		durations = append(durations, time.Since(t))
-		if _, err := dyn.Resource(fixture.TemplateInstances).Namespace(v.Namespace).Get(ctx, kube.InstanceName(strings.TrimPrefix(app.ID, "urn:vcloud:vapp:")), metav1.GetOptions{}); err != nil {
+		if _, err := b.dyn.Resource(fixture.TemplateInstances).Namespace(v.Namespace).Get(ctx, kube.InstanceName(strings.TrimPrefix(app.ID, "urn:vcloud:vapp:")), metav1.GetOptions{}); err != nil {
 			return res, fmt.Errorf("TemplateInstance of %s: %w", app.ID, err)
 		}
 	}

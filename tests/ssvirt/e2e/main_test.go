@@ -63,6 +63,10 @@ var (
 // powerTimeout bounds the tests' power actions: long enough for the played KubeVirt, short enough to wait out.
 const powerTimeout = 12 * time.Second
 
+// instantiateTimeout bounds instantiation requests: the leader removes a vApp still without a TemplateInstance
+// twice that long after its row was written.
+const instantiateTimeout = 5 * time.Second
+
 type instance struct {
 	*app.App
 	url    string
@@ -156,7 +160,7 @@ func startInstance(ctx context.Context, driver, dsn string, resync, health time.
 		ListenAddress: "127.0.0.1:0", DatabaseDriver: driver, DatabaseDSN: dsn,
 		JWTKey: key, SessionLifetime: time.Hour, BootstrapAdmin: adminUser, BootstrapPass: adminPass,
 		Kube: kube.Options{TemplateNamespace: templateNS, ResyncPeriod: resync, HealthInterval: health,
-			PowerTimeout: powerTimeout},
+			PowerTimeout: powerTimeout, InstantiateTimeout: instantiateTimeout},
 		RESTConfig: rest.CopyConfig(saConfig),
 		Manager: ctrl.Options{
 			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
