@@ -37,7 +37,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 

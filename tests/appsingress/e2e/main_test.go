@@ -23,10 +23,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/haproxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/haproxy"
 )
 
 // Addresses on loopback. Linux answers for all of 127.0.0.0/8, so a client can pick its source address: one

@@ -37,12 +37,12 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/haproxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/metallb"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/haproxy"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/metallb"
 )
 
 var (
