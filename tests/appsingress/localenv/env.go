@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/metallb"
 )
@@ -37,7 +39,7 @@ const (
 	ClustersNS = "clusters"
 	OperatorNS = "apps-ingress"
 	RouterNS   = "openshift-ingress"
-	metallbNS  = "metallb-system"
+	MetalLBNS  = "metallb-system"
 	PoolName   = "apps"
 	poolCIDR   = "127.20.0.0/21"
 	// PoolB is a second pool: moving an AppsIngress to it makes MetalLB change the Service's IP.
@@ -54,10 +56,13 @@ const (
 )
 
 var (
-	hostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+	// HostedClusterGVR is the resource of the stub of HyperShift's HostedCluster.
+	HostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
 	poolGVR          = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
 )
 
+// hostedClusterCRD is a stub of HyperShift's HostedCluster: the operator reads status.kubeconfig.name and
+// status.controlPlaneEndpoint only, so the schema keeps every field.
 const hostedClusterCRD = `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -114,6 +119,15 @@ type Options struct {
 
 // StartWith is Start with options.
 func StartWith(ctx context.Context, dir string, o Options) (*Env, error) {
+	e, err := StartClusters(ctx, dir, o)
+	if err != nil {
+		return e, err
+	}
+	return e, e.prepare(ctx)
+}
+
+// StartClusters starts the management and the hosted cluster, in dir, and their clients; nothing runs in them yet.
+func StartClusters(ctx context.Context, dir string, o Options) (*Env, error) {
 	e := &Env{dir: dir}
 	var errM, errH error
 	mgmt := devcluster.Options{Dir: filepath.Join(dir, "management"), WithNode: o.Node}
@@ -151,10 +165,42 @@ func StartWith(ctx context.Context, dir string, o Options) (*Env, error) {
 	if e.HostedDyn, err = dynamic.NewForConfig(e.Hosted.RESTConfig()); err != nil {
 		return e, err
 	}
-	return e, e.prepare(ctx)
+	return e, nil
 }
 
 func (e *Env) prepare(ctx context.Context) error {
+	if err := e.CreateCRDs(ctx); err != nil {
+		return err
+	}
+	if err := CreateNamespaces(ctx, e.MgmtKube, ClustersNS, OperatorNS); err != nil {
+		return err
+	}
+	if err := CreateNamespaces(ctx, e.HostedKube, RouterNS); err != nil {
+		return err
+	}
+	if err := e.CreatePools(ctx, map[string]string{PoolName: poolCIDR, PoolB: poolBCIDR}); err != nil {
+		return err
+	}
+	mlb, err := e.StartMetalLB(ctx)
+	if err != nil {
+		return err
+	}
+	e.stops = append(e.stops, func() { _ = mlb.Stop() })
+
+	kubeconfig, err := os.ReadFile(e.Hosted.Kubeconfig())
+	if err != nil {
+		return err
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ClustersNS, Name: kubeconfigS}, Data: map[string][]byte{"kubeconfig": kubeconfig}}
+	if _, err := e.MgmtKube.CoreV1().Secrets(ClustersNS).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return e.CreateHostedCluster(ctx, HostedName, kubeconfigS, e.HostedAPIEndpoint())
+}
+
+// CreateCRDs creates the chart's AppsIngress CRD and the HostedCluster stub in the management cluster, and waits
+// until both are served.
+func (e *Env) CreateCRDs(ctx context.Context) error {
 	root, err := repo.Root()
 	if err != nil {
 		return err
@@ -172,62 +218,70 @@ func (e *Env) prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, ns := range []string{ClustersNS, OperatorNS} {
-		if err := createNamespace(ctx, e.MgmtKube, ns); err != nil {
-			return err
-		}
-	}
-	for _, ns := range []string{RouterNS, metallbNS} {
-		if err := createNamespace(ctx, e.HostedKube, ns); err != nil {
-			return err
-		}
+	return nil
+}
+
+// CreatePools installs MetalLB's CRDs in the hosted cluster and creates an IPAddressPool for each name (addresses:
+// a CIDR or a range). Only Services that name a pool get an address from it.
+func (e *Env) CreatePools(ctx context.Context, pools map[string]string) error {
+	if err := CreateNamespaces(ctx, e.HostedKube, MetalLBNS); err != nil {
+		return err
 	}
 	if err := metallb.InstallCRDs(ctx, e.Hosted.RESTConfig()); err != nil {
 		return err
 	}
-	for name, cidr := range map[string]string{PoolName: poolCIDR, PoolB: poolBCIDR} {
-		pool := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
-			"metadata": map[string]any{"name": name, "namespace": metallbNS},
-			"spec":     map[string]any{"addresses": []any{cidr}, "autoAssign": false},
-		}}
-		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := e.HostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{})
-			return err == nil || apierrors.IsAlreadyExists(err), nil
-		}); err != nil {
-			return fmt.Errorf("creating the IPAddressPool %s: %w", name, err)
+	for name, addresses := range pools {
+		if err := e.createPool(ctx, name, addresses); err != nil {
+			return err
 		}
 	}
-	mlb, err := metallb.Start(ctx, e.dir, e.Hosted.Kubeconfig(), metallbNS)
-	if err != nil {
-		return err
-	}
-	e.stops = append(e.stops, func() { _ = mlb.Stop() })
+	return nil
+}
 
-	kubeconfig, err := os.ReadFile(e.Hosted.Kubeconfig())
-	if err != nil {
-		return err
+// createPool retries while MetalLB's CRDs are new to the API server.
+func (e *Env) createPool(ctx context.Context, name, addresses string) error {
+	pool := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
+		"metadata": map[string]any{"name": name, "namespace": MetalLBNS},
+		"spec":     map[string]any{"addresses": []any{addresses}, "autoAssign": false},
+	}}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := e.HostedDyn.Resource(poolGVR).Namespace(MetalLBNS).Create(ctx, pool, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err), nil
+	}); err != nil {
+		return fmt.Errorf("creating the IPAddressPool %s: %w", name, err)
 	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ClustersNS, Name: kubeconfigS}, Data: map[string][]byte{"kubeconfig": kubeconfig}}
-	if _, err := e.MgmtKube.CoreV1().Secrets(ClustersNS).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-		return err
-	}
+	return nil
+}
+
+// StartMetalLB starts MetalLB's controller on the hosted cluster; the caller stops it.
+func (e *Env) StartMetalLB(ctx context.Context) (*localproc.Process, error) {
+	return metallb.Start(ctx, e.dir, e.Hosted.Kubeconfig(), MetalLBNS)
+}
+
+// HostedAPIEndpoint is host:port of the hosted cluster's kube-apiserver.
+func (e *Env) HostedAPIEndpoint() string {
+	return strings.TrimPrefix(e.Hosted.RESTConfig().Host, "https://")
+}
+
+// CreateHostedCluster creates the HostedCluster name in ClustersNS, its status naming the kubeconfig Secret and the
+// API endpoint (host:port), as HyperShift publishes them.
+func (e *Env) CreateHostedCluster(ctx context.Context, name, kubeconfigSecret, apiEndpoint string) error {
 	hc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
-		"metadata": map[string]any{"name": HostedName, "namespace": ClustersNS}, "spec": map[string]any{},
+		"metadata": map[string]any{"name": name, "namespace": ClustersNS}, "spec": map[string]any{},
 	}}
-	created, err := e.MgmtDyn.Resource(hostedClusterGVR).Namespace(ClustersNS).Create(ctx, hc, metav1.CreateOptions{})
+	created, err := e.MgmtDyn.Resource(HostedClusterGVR).Namespace(ClustersNS).Create(ctx, hc, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	host := strings.TrimPrefix(e.Hosted.RESTConfig().Host, "https://")
-	h, p, _ := strings.Cut(host, ":")
+	host, p, _ := net.SplitHostPort(apiEndpoint)
 	port, _ := strconv.ParseInt(p, 10, 64)
 	created.Object["status"] = map[string]any{
-		"kubeconfig":           map[string]any{"name": kubeconfigS},
-		"controlPlaneEndpoint": map[string]any{"host": h, "port": port},
+		"kubeconfig":           map[string]any{"name": kubeconfigSecret},
+		"controlPlaneEndpoint": map[string]any{"host": host, "port": port},
 	}
-	_, err = e.MgmtDyn.Resource(hostedClusterGVR).Namespace(ClustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	_, err = e.MgmtDyn.Resource(HostedClusterGVR).Namespace(ClustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
 	return err
 }
 
@@ -236,7 +290,7 @@ func createCRD(ctx context.Context, cs apiextensionsclient.Interface, data []byt
 	if err := yaml.Unmarshal(data, crd); err != nil {
 		return err
 	}
-	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -253,10 +307,13 @@ func createCRD(ctx context.Context, cs apiextensionsclient.Interface, data []byt
 	})
 }
 
-func createNamespace(ctx context.Context, kube kubernetes.Interface, name string) error {
-	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
+// CreateNamespaces creates the namespaces that do not exist yet.
+func CreateNamespaces(ctx context.Context, kube kubernetes.Interface, names ...string) error {
+	for _, n := range names {
+		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
 	}
-	return err
+	return nil
 }
