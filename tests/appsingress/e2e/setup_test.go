@@ -27,6 +27,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
@@ -41,11 +42,11 @@ func prepareManagement(ctx context.Context) error {
 	if err := env.CreateCRDs(ctx); err != nil {
 		return err
 	}
-	return localenv.CreateNamespaces(ctx, mgmtKube, clustersNS, operatorNS)
+	return kubeobj.CreateNamespaces(ctx, mgmtKube, clustersNS, operatorNS)
 }
 
 func prepareHosted(ctx context.Context) error {
-	if err := localenv.CreateNamespaces(ctx, hostedKube, routerNS); err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, hostedKube, routerNS); err != nil {
 		return err
 	}
 	if err := env.CreatePools(ctx, map[string]string{poolA: poolARange, poolB: poolBRange}); err != nil {

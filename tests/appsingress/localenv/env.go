@@ -16,8 +16,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,9 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/metallb"
@@ -172,10 +170,10 @@ func (e *Env) prepare(ctx context.Context) error {
 	if err := e.CreateCRDs(ctx); err != nil {
 		return err
 	}
-	if err := CreateNamespaces(ctx, e.MgmtKube, ClustersNS, OperatorNS); err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, e.MgmtKube, ClustersNS, OperatorNS); err != nil {
 		return err
 	}
-	if err := CreateNamespaces(ctx, e.HostedKube, RouterNS); err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, e.HostedKube, RouterNS); err != nil {
 		return err
 	}
 	if err := e.CreatePools(ctx, map[string]string{PoolName: poolCIDR, PoolB: poolBCIDR}); err != nil {
@@ -209,22 +207,13 @@ func (e *Env) CreateCRDs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cs, err := apiextensionsclient.NewForConfig(e.Mgmt.RESTConfig())
-	if err != nil {
-		return err
-	}
-	for _, data := range [][]byte{crd, []byte(hostedClusterCRD)} {
-		if err := createCRD(ctx, cs, data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return kubeobj.CreateCRDs(ctx, e.Mgmt.RESTConfig(), crd, []byte(hostedClusterCRD))
 }
 
 // CreatePools installs MetalLB's CRDs in the hosted cluster and creates an IPAddressPool for each name (addresses:
 // a CIDR or a range). Only Services that name a pool get an address from it.
 func (e *Env) CreatePools(ctx context.Context, pools map[string]string) error {
-	if err := CreateNamespaces(ctx, e.HostedKube, MetalLBNS); err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, e.HostedKube, MetalLBNS); err != nil {
 		return err
 	}
 	if err := metallb.InstallCRDs(ctx, e.Hosted.RESTConfig()); err != nil {
@@ -283,37 +272,4 @@ func (e *Env) CreateHostedCluster(ctx context.Context, name, kubeconfigSecret, a
 	}
 	_, err = e.MgmtDyn.Resource(HostedClusterGVR).Namespace(ClustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
 	return err
-}
-
-func createCRD(ctx context.Context, cs apiextensionsclient.Interface, data []byte) error {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(data, crd); err != nil {
-		return err
-	}
-	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-}
-
-// CreateNamespaces creates the namespaces that do not exist yet.
-func CreateNamespaces(ctx context.Context, kube kubernetes.Interface, names ...string) error {
-	for _, n := range names {
-		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	return nil
 }
