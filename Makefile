@@ -246,7 +246,7 @@ e2e-node: debian-packages devcluster-binaries appsingress-binaries images | $(JU
 	$(GO) test -tags node -p 1 -count=1 -timeout $(E2E_TIMEOUT) -v $(NODE_TIER_PKGS) 2>&1 | tee $(JUNIT_DIR)/e2e-node.log
 
 # The apps-ingress end-to-end suite, bench and demo also run CoreDNS and MetalLB's controller, built from their pinned
-# modules into bin/devcluster under the names internal/testkit/{coredns,metallb} look for (a prerequisite of the targets
+# modules into bin/devcluster under the names tests/appsingress/{coredns,metallb} look for (a prerequisite of the targets
 # that run them, so a cold build stays outside a suite's timeout).
 COREDNS_VERSION := $(call modver,github.com/coredns/coredns,tools/devcluster/binaries/coredns/go.mod)
 METALLB_VERSION := $(call modver,go.universe.tf/metallb,tools/devcluster/binaries/metallb/go.mod)

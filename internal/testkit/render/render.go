@@ -5,6 +5,7 @@ package render
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -130,4 +131,18 @@ func mergeMaps(a, b map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// Cases are the values files a chart is tested with, by name: none ("default"), then each ci/<name>-values.yaml
+// alone, as `make helm-lint` and the golden files take them.
+func Cases(chartDir string) (map[string][]string, error) {
+	files, err := filepath.Glob(filepath.Join(chartDir, "ci", "*-values.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	cases := map[string][]string{"default": nil}
+	for _, f := range files {
+		cases[strings.TrimSuffix(filepath.Base(f), "-values.yaml")] = []string{f}
+	}
+	return cases, nil
 }

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
@@ -37,34 +35,26 @@ func RenderChartController(values map[string]any) (ChartController, error) {
 	if err != nil {
 		return cc, err
 	}
-	for _, d := range docs {
-		if d.Object.GetKind() != "Deployment" {
+	for _, c := range render.Containers(docs) {
+		if c.Object.GetKind() != "Deployment" || c.Name != "controller" {
 			continue
 		}
-		pod, _, _ := unstructured.NestedMap(d.Object.Object, "spec", "template", "spec")
-		containers, _, _ := unstructured.NestedSlice(pod, "containers")
-		for _, c := range containers {
-			container, _ := c.(map[string]any)
-			if container["name"] != "controller" {
-				continue
+		cc.Namespace = c.Object.GetNamespace()
+		cc.ServiceAccount = c.ServiceAccount
+		cc.Args = c.Args
+		fs := flag.NewFlagSet("chart", flag.ContinueOnError)
+		cc.Options.BindFlags(fs)
+		var own []string
+		for _, a := range cc.Args {
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if fs.Lookup(name) != nil {
+				own = append(own, a)
 			}
-			cc.Namespace = d.Object.GetNamespace()
-			cc.ServiceAccount, _, _ = unstructured.NestedString(pod, "serviceAccountName")
-			cc.Args, _, _ = unstructured.NestedStringSlice(container, "args")
-			fs := flag.NewFlagSet("chart", flag.ContinueOnError)
-			cc.Options.BindFlags(fs)
-			var own []string
-			for _, a := range cc.Args {
-				name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-				if fs.Lookup(name) != nil {
-					own = append(own, a)
-				}
-			}
-			if err := fs.Parse(own); err != nil {
-				return cc, fmt.Errorf("the chart's status controller arguments: %w", err)
-			}
-			return cc, nil
 		}
+		if err := fs.Parse(own); err != nil {
+			return cc, fmt.Errorf("the chart's status controller arguments: %w", err)
+		}
+		return cc, nil
 	}
 	return cc, fmt.Errorf("%s renders no status controller Deployment", chartDir)
 }

@@ -2,8 +2,9 @@ package controller
 
 import (
 	"flag"
-	"strings"
 	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/platform/flagvalue"
 )
 
 // DefaultNameSuffix is the chart's default generatedIngress.nameSuffix: the Ingress (HTTPRoute) generated from a
@@ -16,9 +17,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.KyvernoNamespace, "kyverno-namespace", "kyverno", "namespace of Kyverno's UpdateRequests")
 	fs.StringVar(&o.NameSuffix, "name-suffix", DefaultNameSuffix, "the chart's generatedIngress.nameSuffix")
 	fs.Func("excluded-labels", "the chart's generatedIngress.excludedLabels (comma-separated): labels of a source its generated object does not get",
-		keysInto(&o.ExcludedLabels))
+		flagvalue.CommaList(&o.ExcludedLabels))
 	fs.Func("excluded-annotations", "the chart's generatedIngress.excludedAnnotations (comma-separated)",
-		keysInto(&o.ExcludedAnnotations))
+		flagvalue.CommaList(&o.ExcludedAnnotations))
 	fs.StringVar(&o.OnMultipleMatches, "on-multiple-matches", OnMultipleMatchesError, "the chart's serviceDiscovery.onMultipleMatches: error or oldest")
 	fs.DurationVar(&o.Grace, "grace", 5*time.Second, "how long a missing or outdated Ingress goes unreported while Kyverno generates it")
 	fs.DurationVar(&o.PendingGrace, "pending-grace", 5*time.Minute, "how long a VirtualIngress with no Ready condition yet goes unreported while Kyverno holds a request to generate its Ingress")
@@ -28,18 +29,4 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Resync, "resync", 10*time.Minute, "re-check every VirtualIngress this often without events")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 2, "objects of each kind checked in parallel")
 	fs.BoolVar(&o.Routes, "routes", false, "check VirtualHTTPRoutes too (the cluster must serve Gateway API's HTTPRoute)")
-}
-
-// keysInto parses a comma-separated list of label or annotation keys into dst, as the chart passes
-// generatedIngress.excludedLabels and excludedAnnotations (the values schema keeps commas and spaces out of keys).
-func keysInto(dst *[]string) func(string) error {
-	return func(value string) error {
-		*dst = nil
-		for _, k := range strings.Split(value, ",") {
-			if k = strings.TrimSpace(k); k != "" {
-				*dst = append(*dst, k)
-			}
-		}
-		return nil
-	}
 }

@@ -1,25 +1,22 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/bench/stat"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 )
 
 // phase is the latencies of one measurement.
 type phase struct {
 	// IPToConfigMap: external IP assigned → the operator's ConfigMaps hold it (the operator's own latency).
-	IPToConfigMap stat.Latency `json:"ipToConfigMap"`
+	IPToConfigMap bench.Latency `json:"ipToConfigMap"`
 	// IPToDNS: external IP assigned → CoreDNS answers it to a VLAN client (adds the file sync and CoreDNS's reload
 	// interval, 2s ± 1s).
-	IPToDNS stat.Latency `json:"ipToDNS"`
+	IPToDNS bench.Latency `json:"ipToDNS"`
 	// IPToProxy: external IP assigned → a TLS connection through HAProxy with the cluster's SNI reaches that IP.
-	IPToProxy stat.Latency `json:"ipToProxy"`
+	IPToProxy bench.Latency `json:"ipToProxy"`
 }
 
 type results struct {
@@ -41,23 +38,13 @@ type results struct {
 	OperatorPeakRSSMiB float64 `json:"operatorPeakRSSMiB"`
 }
 
-func (r *results) write(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-func (r *results) print(w io.Writer) {
+// Print is the results as a table.
+func (r *results) Print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "clusters\t%d\n", r.Clusters)
 	for _, l := range []struct {
 		name string
-		l    stat.Latency
+		l    bench.Latency
 	}{
 		{"create burst: IP → ConfigMap", r.Create.IPToConfigMap}, {"create burst: IP → DNS answer", r.Create.IPToDNS}, {"create burst: IP → proxy route", r.Create.IPToProxy},
 		{"IP change: IP → ConfigMap", r.Change.IPToConfigMap}, {"IP change: IP → DNS answer", r.Change.IPToDNS}, {"IP change: IP → proxy route", r.Change.IPToProxy},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +19,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
-	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/bench/stat"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -130,12 +129,12 @@ func run(ctx context.Context, o options) (*results, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	res.Create = phase{IPToConfigMap: stat.Summarise(toCM), IPToDNS: stat.Summarise(toDNS), IPToProxy: stat.Summarise(toProxy)}
+	res.Create = phase{IPToConfigMap: bench.Summarise(toCM), IPToDNS: bench.Summarise(toDNS), IPToProxy: bench.Summarise(toProxy)}
 	if res.Change, err = measureChanges(ctx, e, s, names, o.changes, ipSeen, cmSeen); err != nil {
 		return nil, err
 	}
 
-	res.OperatorPeakRSSMiB = peakRSS(op.PID())
+	res.OperatorPeakRSSMiB = bench.PeakRSSMiB(op.PID())
 	res.RenderSeconds, res.DNSBytes, res.HAProxyBytes, err = renderTime(ctx, e, s.DNSOpts, s.ProxyOpts)
 	return res, err
 }
@@ -263,21 +262,6 @@ func waitProxy(ctx context.Context, port int, sni, ip string) (time.Time, error)
 	return at, nil
 }
 
-// peakRSS is a process's VmHWM in MiB.
-func peakRSS(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 // measureChanges moves n clusters, one at a time, to the second pool while all the others stay Ready: MetalLB gives
 // each a new IP, and the time from that IP appearing on the hosted Service to the ConfigMap, the DNS answer and the
 // proxy route is the steady-state latency the target is about.
@@ -312,7 +296,7 @@ func measureChanges(ctx context.Context, e *localenv.Env, s *localenv.Serving, n
 		}
 		toCM, toDNS, toProxy = append(toCM, cmAt.Sub(at)), append(toDNS, dnsAt.Sub(at)), append(toProxy, proxyAt.Sub(at))
 	}
-	return phase{IPToConfigMap: stat.Summarise(toCM), IPToDNS: stat.Summarise(toDNS), IPToProxy: stat.Summarise(toProxy)}, nil
+	return phase{IPToConfigMap: bench.Summarise(toCM), IPToDNS: bench.Summarise(toDNS), IPToProxy: bench.Summarise(toProxy)}, nil
 }
 
 // latestIn is a value and time of a key starting with prefix whose value starts with valuePrefix.

@@ -18,7 +18,7 @@ import (
 // hostedServingCert is the certificate the hosted kube-apiserver presents to a direct connection.
 func hostedServingCert(t *testing.T) *x509.Certificate {
 	t.Helper()
-	conn, err := tls.Dial("tcp", hostedAPIEndpoint(t), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only the certificate is read
+	conn, err := tls.Dial("tcp", env.HostedAPIEndpoint(), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only the certificate is read
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/haproxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/haproxy"
 )
 
 // TestUnreachableAddressTakesNoConnections: a cluster with two external IPs of which the proxy can reach only one (an

@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -27,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -37,7 +35,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -66,16 +64,6 @@ func hostedKubeconfig(t *testing.T) []byte {
 	return data
 }
 
-// hostedAPIEndpoint is host:port of the hosted cluster's kube-apiserver.
-func hostedAPIEndpoint(t *testing.T) string {
-	t.Helper()
-	u, err := url.Parse(hostedCl.RESTConfig().Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Host
-}
-
 // putKubeconfigSecret creates or replaces the Secret HyperShift would publish.
 func putKubeconfigSecret(t *testing.T, name string, kubeconfig []byte) {
 	t.Helper()
@@ -93,27 +81,11 @@ func putKubeconfigSecret(t *testing.T, name string, kubeconfig []byte) {
 // createHostedCluster creates a HostedCluster whose status names kubeconfigSecret and apiEndpoint (host:port).
 func createHostedCluster(t *testing.T, name, kubeconfigSecret, apiEndpoint string) {
 	t.Helper()
-	ctx := context.Background()
-	hc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
-		"metadata": map[string]any{"name": name, "namespace": clustersNS},
-		"spec":     map[string]any{},
-	}}
-	created, err := mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).Create(ctx, hc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, port, _ := net.SplitHostPort(apiEndpoint)
-	p, _ := strconv.ParseInt(port, 10, 64)
-	created.Object["status"] = map[string]any{
-		"kubeconfig":           map[string]any{"name": kubeconfigSecret},
-		"controlPlaneEndpoint": map[string]any{"host": host, "port": p},
-	}
-	if _, err := mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	if err := env.CreateHostedCluster(context.Background(), name, kubeconfigSecret, apiEndpoint); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = mgmtDyn.Resource(localenv.HostedClusterGVR).Namespace(clustersNS).Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 }
 
@@ -138,7 +110,7 @@ func newAppsIngress(name, cluster, pool string) *v1alpha1.AppsIngress {
 func createAppsIngress(t *testing.T, name, pool string, mutate func(*v1alpha1.AppsIngress)) {
 	t.Helper()
 	putKubeconfigSecret(t, name+"-admin-kubeconfig", hostedKubeconfig(t))
-	createHostedCluster(t, name, name+"-admin-kubeconfig", hostedAPIEndpoint(t))
+	createHostedCluster(t, name, name+"-admin-kubeconfig", env.HostedAPIEndpoint())
 	ai := newAppsIngress(name, name, pool)
 	if mutate != nil {
 		mutate(ai)

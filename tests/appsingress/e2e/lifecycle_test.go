@@ -64,8 +64,8 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("condition %s is %s", typ, got)
 		}
 	}
-	if ai.Status.APIEndpoint != hostedAPIEndpoint(t) {
-		t.Errorf("apiEndpoint %q, want %q", ai.Status.APIEndpoint, hostedAPIEndpoint(t))
+	if ai.Status.APIEndpoint != env.HostedAPIEndpoint() {
+		t.Errorf("apiEndpoint %q, want %q", ai.Status.APIEndpoint, env.HostedAPIEndpoint())
 	}
 
 	t.Log("split-horizon DNS from the real CoreDNS")

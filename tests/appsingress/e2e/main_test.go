@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -23,10 +22,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/haproxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/haproxy"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
 // Addresses on loopback. Linux answers for all of 127.0.0.0/8, so a client can pick its source address: one
@@ -40,7 +40,6 @@ const (
 	poolARange = "127.0.2.10-127.0.2.29"
 	poolB      = "apps-b"
 	poolBRange = "127.0.3.10-127.0.3.29"
-	metallbNS  = "metallb-system"
 	routerNS   = "openshift-ingress"
 	clustersNS = "clusters"
 	// The chart's names, rendered as render.Render does (release apps-ingress-operator in namespace virtual-ingress):
@@ -55,6 +54,7 @@ const (
 )
 
 var (
+	env            *localenv.Env
 	mgmt, hostedCl *devcluster.Cluster
 	mgmtKube       kubernetes.Interface
 	mgmtDyn        dynamic.Interface
@@ -108,43 +108,16 @@ func setup(ctx context.Context) (func(), error) {
 			stops[i]()
 		}
 	}
-	// Both clusters at once: their start-up is mostly waiting.
-	var wg sync.WaitGroup
-	var errMgmt, errHosted error
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		mgmt, errMgmt = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(workDir, "management")})
-	}()
-	go func() {
-		defer wg.Done()
-		hostedCl, errHosted = devcluster.Start(ctx, devcluster.Options{Dir: filepath.Join(workDir, "hosted")})
-	}()
-	wg.Wait()
-	for _, c := range []*devcluster.Cluster{mgmt, hostedCl} {
-		if c != nil {
-			stops = append(stops, func() { _ = c.Stop() })
-		}
-	}
-	if errMgmt != nil {
-		return stop, fmt.Errorf("management cluster: %w", errMgmt)
-	}
-	if errHosted != nil {
-		return stop, fmt.Errorf("hosted cluster: %w", errHosted)
-	}
 	var err error
-	if mgmtKube, err = kubernetes.NewForConfig(mgmt.RESTConfig()); err != nil {
+	env, err = localenv.StartClusters(ctx, workDir, localenv.Options{})
+	if env != nil {
+		stops = append(stops, env.Stop)
+	}
+	if err != nil {
 		return stop, err
 	}
-	if mgmtDyn, err = dynamic.NewForConfig(mgmt.RESTConfig()); err != nil {
-		return stop, err
-	}
-	if hostedKube, err = kubernetes.NewForConfig(hostedCl.RESTConfig()); err != nil {
-		return stop, err
-	}
-	if hostedDyn, err = dynamic.NewForConfig(hostedCl.RESTConfig()); err != nil {
-		return stop, err
-	}
+	mgmt, hostedCl = env.Mgmt, env.Hosted
+	mgmtKube, mgmtDyn, hostedKube, hostedDyn = env.MgmtKube, env.MgmtDyn, env.HostedKube, env.HostedDyn
 	if err := prepareManagement(ctx); err != nil {
 		return stop, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/fixture"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
 // TestBadSpecsAreRejectedByTheAPIServer sends the invalid objects of the unit test to the real kube-apiserver.
@@ -63,7 +64,7 @@ func TestMetalLBNotInstalled(t *testing.T) {
 	c := mgmtClient(t)
 	key := types.NamespacedName{Namespace: clustersNS, Name: "nometallb"}
 	putKubeconfigSecret(t, "nometallb-admin-kubeconfig", readKubeconfig(t, mgmt.Kubeconfig()))
-	createHostedCluster(t, "nometallb", "nometallb-admin-kubeconfig", hostedAPIEndpoint(t))
+	createHostedCluster(t, "nometallb", "nometallb-admin-kubeconfig", env.HostedAPIEndpoint())
 	if err := c.Create(context.Background(), newAppsIngress("nometallb", "nometallb", poolA)); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestDeletionIsBoundedWhenTheHostedClusterIsGone(t *testing.T) {
 	waitDNS(t, vlanClient, "x.apps."+name+"."+baseDomain, ai.Status.ExternalIPs)
 
 	t.Log("the kubeconfig points at a port nobody listens on: deletion waits for the cleanup timeout, then goes")
-	dead := strings.Replace(string(hostedKubeconfig(t)), hostedAPIEndpoint(t), "127.0.0.1:1", 1)
+	dead := strings.Replace(string(hostedKubeconfig(t)), env.HostedAPIEndpoint(), "127.0.0.1:1", 1)
 	putKubeconfigSecret(t, name+"-admin-kubeconfig", []byte(dead))
 	waitFor(t, c, key, "Degraded/HostedClusterUnreachable", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterUnreachable"))
 	start := time.Now()
@@ -197,7 +198,7 @@ func TestDeletionIsBoundedWhenTheHostedClusterIsGone(t *testing.T) {
 	key2 := types.NamespacedName{Namespace: clustersNS, Name: name2}
 	createAppsIngress(t, name2, poolA, nil)
 	waitFor(t, c, key2, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
-	if err := mgmtDyn.Resource(hostedClusterGVR).Namespace(clustersNS).Delete(ctx, name2, metav1.DeleteOptions{}); err != nil {
+	if err := mgmtDyn.Resource(localenv.HostedClusterGVR).Namespace(clustersNS).Delete(ctx, name2, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	gone := waitFor(t, c, key2, "Degraded/HostedClusterNotFound", time.Minute, phaseIs(v1alpha1.PhaseDegraded, "HostedClusterNotFound"))

@@ -15,140 +15,42 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/haproxy"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/metallb"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/haproxy"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/metallb"
 )
 
-var (
-	appsIngressGVR   = v1alpha1.GroupVersion.WithResource("appsingresses")
-	hostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
-	poolGVR          = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
-)
-
-// hostedClusterCRD is a stub of HyperShift's HostedCluster: the operator reads status.kubeconfig.name and
-// status.controlPlaneEndpoint only, so the schema keeps every field.
-const hostedClusterCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: hostedclusters.hypershift.openshift.io}
-spec:
-  group: hypershift.openshift.io
-  scope: Namespaced
-  names: {kind: HostedCluster, listKind: HostedClusterList, plural: hostedclusters, singular: hostedcluster}
-  versions:
-  - name: v1beta1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
-func createCRD(ctx context.Context, cs apiextensionsclient.Interface, data []byte) error {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(data, crd); err != nil {
-		return err
-	}
-	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-}
-
-func createNamespaces(ctx context.Context, kube kubernetes.Interface, names ...string) error {
-	for _, n := range names {
-		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	return nil
-}
+var appsIngressGVR = localenv.AppsIngressGVR
 
 func prepareManagement(ctx context.Context) error {
-	root, err := repo.Root()
-	if err != nil {
+	if err := env.CreateCRDs(ctx); err != nil {
 		return err
 	}
-	cs, err := apiextensionsclient.NewForConfig(mgmt.RESTConfig())
-	if err != nil {
-		return err
-	}
-	crd, err := os.ReadFile(filepath.Join(root, "charts", "apps-ingress-operator", "crds", "hostedcluster.virtual-ingress.io_appsingresses.yaml"))
-	if err != nil {
-		return err
-	}
-	if err := createCRD(ctx, cs, crd); err != nil {
-		return fmt.Errorf("AppsIngress CRD: %w", err)
-	}
-	if err := createCRD(ctx, cs, []byte(hostedClusterCRD)); err != nil {
-		return fmt.Errorf("HostedCluster CRD: %w", err)
-	}
-	return createNamespaces(ctx, mgmtKube, clustersNS, operatorNS)
+	return kubeobj.CreateNamespaces(ctx, mgmtKube, clustersNS, operatorNS)
 }
 
 func prepareHosted(ctx context.Context) error {
-	if err := createNamespaces(ctx, hostedKube, routerNS, metallbNS); err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, hostedKube, routerNS); err != nil {
 		return err
 	}
-	if err := metallb.InstallCRDs(ctx, hostedCl.RESTConfig()); err != nil {
+	if err := env.CreatePools(ctx, map[string]string{poolA: poolARange, poolB: poolBRange}); err != nil {
 		return err
-	}
-	for name, r := range map[string]string{poolA: poolARange, poolB: poolBRange} {
-		pool := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
-			"metadata": map[string]any{"name": name, "namespace": metallbNS},
-			// Only Services that name a pool get an address from it.
-			"spec": map[string]any{"addresses": []any{r}, "autoAssign": false},
-		}}
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := hostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{})
-			return err == nil || apierrors.IsAlreadyExists(err), nil
-		})
-		if err != nil {
-			return fmt.Errorf("creating IPAddressPool %s: %w", name, err)
-		}
 	}
 	// Built now, so that starting it inside a test is quick.
 	_, err := metallb.Build(ctx)
@@ -161,7 +63,7 @@ func startMetalLB(ctx context.Context) error {
 	if metallbProc != nil && !metallbProc.Exited() {
 		return nil
 	}
-	p, err := metallb.Start(ctx, workDir, hostedCl.Kubeconfig(), metallbNS)
+	p, err := env.StartMetalLB(ctx)
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
 )
 
 // TestDualStackZoneServedAndReloadedByCoreDNS runs a CoreDNS of its own on the renderer's files for a dual-stack

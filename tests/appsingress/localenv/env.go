@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,8 +16,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,11 +23,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/metallb"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/metallb"
 )
 
 // Names and addresses. Loopback only: Linux answers for all of 127.0.0.0/8, so a client picks its DNS view by its
@@ -37,7 +37,7 @@ const (
 	ClustersNS = "clusters"
 	OperatorNS = "apps-ingress"
 	RouterNS   = "openshift-ingress"
-	metallbNS  = "metallb-system"
+	MetalLBNS  = "metallb-system"
 	PoolName   = "apps"
 	poolCIDR   = "127.20.0.0/21"
 	// PoolB is a second pool: moving an AppsIngress to it makes MetalLB change the Service's IP.
@@ -54,10 +54,13 @@ const (
 )
 
 var (
-	hostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+	// HostedClusterGVR is the resource of the stub of HyperShift's HostedCluster.
+	HostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
 	poolGVR          = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
 )
 
+// hostedClusterCRD is a stub of HyperShift's HostedCluster: the operator reads status.kubeconfig.name and
+// status.controlPlaneEndpoint only, so the schema keeps every field.
 const hostedClusterCRD = `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -115,6 +118,15 @@ type Options struct {
 
 // StartWith is Start with options.
 func StartWith(ctx context.Context, dir string, o Options) (*Env, error) {
+	e, err := StartClusters(ctx, dir, o)
+	if err != nil {
+		return e, err
+	}
+	return e, e.prepare(ctx)
+}
+
+// StartClusters starts the management and the hosted cluster, in dir, and their clients; nothing runs in them yet.
+func StartClusters(ctx context.Context, dir string, o Options) (*Env, error) {
 	e := &Env{dir: dir}
 	var errM, errH error
 	mgmt := devcluster.Options{Dir: filepath.Join(dir, "management"), WithNode: o.Node, WithMultus: o.Node}
@@ -152,54 +164,23 @@ func StartWith(ctx context.Context, dir string, o Options) (*Env, error) {
 	if e.HostedDyn, err = dynamic.NewForConfig(e.Hosted.RESTConfig()); err != nil {
 		return e, err
 	}
-	return e, e.prepare(ctx)
+	return e, nil
 }
 
 func (e *Env) prepare(ctx context.Context) error {
-	root, err := repo.Root()
-	if err != nil {
+	if err := e.CreateCRDs(ctx); err != nil {
 		return err
 	}
-	crd, err := os.ReadFile(filepath.Join(root, "charts", "apps-ingress-operator", "crds", "hostedcluster.virtual-ingress.io_appsingresses.yaml"))
-	if err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, e.MgmtKube, ClustersNS, OperatorNS); err != nil {
 		return err
 	}
-	cs, err := apiextensionsclient.NewForConfig(e.Mgmt.RESTConfig())
-	if err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, e.HostedKube, RouterNS); err != nil {
 		return err
 	}
-	for _, data := range [][]byte{crd, []byte(hostedClusterCRD)} {
-		if err := createCRD(ctx, cs, data); err != nil {
-			return err
-		}
-	}
-	for _, ns := range []string{ClustersNS, OperatorNS} {
-		if err := createNamespace(ctx, e.MgmtKube, ns); err != nil {
-			return err
-		}
-	}
-	for _, ns := range []string{RouterNS, metallbNS} {
-		if err := createNamespace(ctx, e.HostedKube, ns); err != nil {
-			return err
-		}
-	}
-	if err := metallb.InstallCRDs(ctx, e.Hosted.RESTConfig()); err != nil {
+	if err := e.CreatePools(ctx, map[string]string{PoolName: poolCIDR, PoolB: poolBCIDR}); err != nil {
 		return err
 	}
-	for name, cidr := range map[string]string{PoolName: poolCIDR, PoolB: poolBCIDR} {
-		pool := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
-			"metadata": map[string]any{"name": name, "namespace": metallbNS},
-			"spec":     map[string]any{"addresses": []any{cidr}, "autoAssign": false},
-		}}
-		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := e.HostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{})
-			return err == nil || apierrors.IsAlreadyExists(err), nil
-		}); err != nil {
-			return fmt.Errorf("creating the IPAddressPool %s: %w", name, err)
-		}
-	}
-	mlb, err := metallb.Start(ctx, e.dir, e.Hosted.Kubeconfig(), metallbNS)
+	mlb, err := e.StartMetalLB(ctx)
 	if err != nil {
 		return err
 	}
@@ -213,51 +194,83 @@ func (e *Env) prepare(ctx context.Context) error {
 	if _, err := e.MgmtKube.CoreV1().Secrets(ClustersNS).Create(ctx, s, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	hc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
-		"metadata": map[string]any{"name": HostedName, "namespace": ClustersNS}, "spec": map[string]any{},
-	}}
-	created, err := e.MgmtDyn.Resource(hostedClusterGVR).Namespace(ClustersNS).Create(ctx, hc, metav1.CreateOptions{})
+	return e.CreateHostedCluster(ctx, HostedName, kubeconfigS, e.HostedAPIEndpoint())
+}
+
+// CreateCRDs creates the chart's AppsIngress CRD and the HostedCluster stub in the management cluster, and waits
+// until both are served.
+func (e *Env) CreateCRDs(ctx context.Context) error {
+	root, err := repo.Root()
 	if err != nil {
 		return err
 	}
-	host := strings.TrimPrefix(e.Hosted.RESTConfig().Host, "https://")
-	h, p, _ := strings.Cut(host, ":")
+	crd, err := os.ReadFile(filepath.Join(root, "charts", "apps-ingress-operator", "crds", "hostedcluster.virtual-ingress.io_appsingresses.yaml"))
+	if err != nil {
+		return err
+	}
+	return kubeobj.CreateCRDs(ctx, e.Mgmt.RESTConfig(), crd, []byte(hostedClusterCRD))
+}
+
+// CreatePools installs MetalLB's CRDs in the hosted cluster and creates an IPAddressPool for each name (addresses:
+// a CIDR or a range). Only Services that name a pool get an address from it.
+func (e *Env) CreatePools(ctx context.Context, pools map[string]string) error {
+	if err := kubeobj.CreateNamespaces(ctx, e.HostedKube, MetalLBNS); err != nil {
+		return err
+	}
+	if err := metallb.InstallCRDs(ctx, e.Hosted.RESTConfig()); err != nil {
+		return err
+	}
+	for name, addresses := range pools {
+		if err := e.createPool(ctx, name, addresses); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createPool retries while MetalLB's CRDs are new to the API server.
+func (e *Env) createPool(ctx context.Context, name, addresses string) error {
+	pool := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
+		"metadata": map[string]any{"name": name, "namespace": MetalLBNS},
+		"spec":     map[string]any{"addresses": []any{addresses}, "autoAssign": false},
+	}}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := e.HostedDyn.Resource(poolGVR).Namespace(MetalLBNS).Create(ctx, pool, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err), nil
+	}); err != nil {
+		return fmt.Errorf("creating the IPAddressPool %s: %w", name, err)
+	}
+	return nil
+}
+
+// StartMetalLB starts MetalLB's controller on the hosted cluster; the caller stops it.
+func (e *Env) StartMetalLB(ctx context.Context) (*localproc.Process, error) {
+	return metallb.Start(ctx, e.dir, e.Hosted.Kubeconfig(), MetalLBNS)
+}
+
+// HostedAPIEndpoint is host:port of the hosted cluster's kube-apiserver.
+func (e *Env) HostedAPIEndpoint() string {
+	return strings.TrimPrefix(e.Hosted.RESTConfig().Host, "https://")
+}
+
+// CreateHostedCluster creates the HostedCluster name in ClustersNS, its status naming the kubeconfig Secret and the
+// API endpoint (host:port), as HyperShift publishes them.
+func (e *Env) CreateHostedCluster(ctx context.Context, name, kubeconfigSecret, apiEndpoint string) error {
+	hc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
+		"metadata": map[string]any{"name": name, "namespace": ClustersNS}, "spec": map[string]any{},
+	}}
+	created, err := e.MgmtDyn.Resource(HostedClusterGVR).Namespace(ClustersNS).Create(ctx, hc, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	host, p, _ := net.SplitHostPort(apiEndpoint)
 	port, _ := strconv.ParseInt(p, 10, 64)
 	created.Object["status"] = map[string]any{
-		"kubeconfig":           map[string]any{"name": kubeconfigS},
-		"controlPlaneEndpoint": map[string]any{"host": h, "port": port},
+		"kubeconfig":           map[string]any{"name": kubeconfigSecret},
+		"controlPlaneEndpoint": map[string]any{"host": host, "port": port},
 	}
-	_, err = e.MgmtDyn.Resource(hostedClusterGVR).Namespace(ClustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	return err
-}
-
-func createCRD(ctx context.Context, cs apiextensionsclient.Interface, data []byte) error {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(data, crd); err != nil {
-		return err
-	}
-	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-}
-
-func createNamespace(ctx context.Context, kube kubernetes.Interface, name string) error {
-	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
+	_, err = e.MgmtDyn.Resource(HostedClusterGVR).Namespace(ClustersNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
 	return err
 }

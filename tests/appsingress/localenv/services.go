@@ -31,10 +31,10 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/coredns"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/haproxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/haproxy"
 )
 
 // AppsIngressGVR is the AppsIngress resource.

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -153,12 +152,7 @@ const (
 // CreateVLANPools creates VLANPoolA (RouterA) and VLANPoolB (RouterB) in the hosted cluster.
 func (e *Env) CreateVLANPools(ctx context.Context) error {
 	for name, ip := range map[string]string{VLANPoolA: RouterA, VLANPoolB: RouterB} {
-		pool := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
-			"metadata": map[string]any{"name": name, "namespace": metallbNS},
-			"spec":     map[string]any{"addresses": []any{ip + "/32"}, "autoAssign": false},
-		}}
-		if _, err := e.HostedDyn.Resource(poolGVR).Namespace(metallbNS).Create(ctx, pool, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := e.createPool(ctx, name, ip+"/32"); err != nil {
 			return err
 		}
 	}

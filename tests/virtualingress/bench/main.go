@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -26,6 +25,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	benchkit "github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
@@ -194,11 +194,7 @@ func run(o options) error {
 		}
 	}
 	res.print(os.Stdout, o.burst)
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
+	if err := benchkit.WriteJSON(o.out, res); err != nil {
 		return err
 	}
 	fmt.Println("results written to", o.out)

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	benchkit "github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
@@ -91,28 +92,14 @@ type scale struct {
 }
 
 func summarise(samples []time.Duration, target time.Duration) *latency {
-	ms := make([]float64, len(samples))
-	for i, s := range samples {
-		ms[i] = float64(s.Microseconds()) / 1000
+	l := &latency{Samples: len(samples), Target: float64(target.Milliseconds())}
+	if len(samples) == 0 {
+		return l
 	}
-	sort.Float64s(ms)
-	return &latency{
-		Samples: len(ms),
-		P50:     percentile(ms, 50),
-		P95:     percentile(ms, 95),
-		Max:     percentile(ms, 100),
-		Target:  float64(target.Milliseconds()),
-	}
-}
-
-// percentile uses the nearest-rank method on sorted values.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(p/100*float64(len(sorted))+0.5) - 1
-	rank = max(0, min(rank, len(sorted)-1))
-	return sorted[rank]
+	s := slices.Sorted(slices.Values(samples))
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	l.P50, l.P95, l.Max = ms(benchkit.Percentile(s, 0.50)), ms(benchkit.Percentile(s, 0.95)), ms(s[len(s)-1])
+	return l
 }
 
 // machine describes where the figures come from; the component versions are the ones the devcluster built.

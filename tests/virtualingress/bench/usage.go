@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 
+	benchkit "github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 )
 
@@ -47,7 +47,7 @@ func (b *bench) usageSnapshot(ctx context.Context) (usageSnapshot, error) {
 		if c != "bench" {
 			pid = b.cluster.PID(c)
 		}
-		s.pids[c], s.cpu[c] = pid, cpuSeconds(pid)
+		s.pids[c], s.cpu[c] = pid, benchkit.CPUSeconds(pid)
 	}
 	var err error
 	s.requests, err = b.apiRequestsByKind(ctx)
@@ -101,25 +101,4 @@ func (u *usage) requests() string {
 		parts[i] = fmt.Sprintf("%s %.1f", r.Request, r.Count)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// cpuSeconds is a process's user and system CPU time so far, from /proc (0 when it is gone).
-func cpuSeconds(pid int) float64 {
-	if pid == 0 {
-		return 0
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	// utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name; the kernel counts in clock
-	// ticks, 100 per second on Linux whatever the hardware.
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return (utime + stime) / 100
 }

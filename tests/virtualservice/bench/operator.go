@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 )
 
 // operatorProcess is the operator binary run against the cluster, as the chart would run it.
@@ -102,17 +104,7 @@ func sum(m map[string]float64, name string, labels ...string) float64 {
 
 // peakRSSMiB is the kernel's high-water mark of the operator's resident memory.
 func (p *operatorProcess) peakRSSMiB() float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
+	return bench.PeakRSSMiB(p.cmd.Process.Pid)
 }
 
 func freeAddrs(n int) ([]string, error) {

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 )
@@ -121,18 +119,8 @@ func metricsOrZero(op meter) map[string]float64 {
 	return m
 }
 
-func (r *results) write(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-func (r *results) print(out io.Writer) {
+// Print is the results as a table.
+func (r *results) Print(out io.Writer) {
 	fmt.Fprintf(out, "\nvirtualservice-operator: %d production Services x %d developer namespaces (operator: %g QPS, %d workers, %gs batch window)\n\n",
 		r.Services, r.DeveloperNamespaces, r.OperatorQPS, r.OperatorWorkers, r.OperatorBatchWindow)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
 )
@@ -60,7 +61,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	for i := range o.namespaces {
 		devs = append(devs, devNS(i))
 	}
-	if err := fixture.CreateNamespaces(ctx, kube, append(namespaces, devs...)...); err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, kube, append(namespaces, devs...)...); err != nil {
 		return nil, err
 	}
 	cm := &corev1.ConfigMap{

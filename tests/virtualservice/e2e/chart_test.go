@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
-	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
 )
 
 const (
@@ -34,7 +34,7 @@ const (
 func TestHelmInstall(t *testing.T) {
 	ctx := t.Context()
 	// The Roles go into the production and developer namespaces, which the chart does not own.
-	if err := fixture.CreateNamespaces(ctx, kube, helmProd, helmDev); err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, kube, helmProd, helmDev); err != nil {
 		t.Fatal(err)
 	}
 	release, err := helmrelease.New(cluster.Kubeconfig(), filepath.Join(repoRoot, "charts", "virtualservice-operator"), helmRelease, helmNS)

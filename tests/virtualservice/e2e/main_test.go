@@ -33,6 +33,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/platform/metricsserver"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/controller"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
@@ -116,7 +117,7 @@ func setup(ctx context.Context) error {
 	if err := fixture.InstallCRD(ctx, cfg, repoRoot); err != nil {
 		return err
 	}
-	if err := fixture.CreateNamespaces(ctx, kube, prodNS, "dev-a", "dev-b", "dev-c", operatorNS); err != nil {
+	if err := kubeobj.CreateNamespaces(ctx, kube, prodNS, "dev-a", "dev-b", "dev-c", operatorNS); err != nil {
 		return err
 	}
 	if metricsToken, err = metricsReaderToken(ctx); err != nil {

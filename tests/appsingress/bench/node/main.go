@@ -11,12 +11,11 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,11 +25,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
-	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/bench/stat"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -42,13 +41,13 @@ const (
 type results struct {
 	Changes int `json:"changes"`
 	// VLANAnswers: pool changed → a VLAN client's dig answers the new address.
-	VLANAnswers stat.Latency `json:"vlanAnswers"`
+	VLANAnswers bench.Latency `json:"vlanAnswers"`
 	// ProxyRoutes: pool changed → TLS through the proxy Service with the cluster's SNI reaches the new router.
-	ProxyRoutes stat.Latency `json:"proxyRoutes"`
+	ProxyRoutes bench.Latency `json:"proxyRoutes"`
 	// BothServed: the later of the two.
-	BothServed stat.Latency `json:"bothServed"`
+	BothServed bench.Latency `json:"bothServed"`
 	// Ready: pool changed → the AppsIngress Ready with the new address.
-	Ready stat.Latency `json:"ready"`
+	Ready bench.Latency `json:"ready"`
 	// ReadyEarly counts changes whose Ready was seen before both were served.
 	ReadyEarly int `json:"readyEarly"`
 }
@@ -58,20 +57,7 @@ func main() {
 	out := flag.String("out", "_output/bench/appsingress-node.json", "results file (JSON)")
 	timeout := flag.Duration("timeout", 20*time.Minute, "give up after this long")
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	res, err := run(ctx, *changes)
-	if err == nil {
-		err = write(*out, res)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench appsingress node:", err)
-		os.Exit(1)
-	}
-	printResults(res)
-	fmt.Println("results written to", *out)
+	bench.Main("bench appsingress node", *out, *timeout, func(ctx context.Context) (*results, error) { return run(ctx, *changes) })
 }
 
 func run(ctx context.Context, changes int) (*results, error) {
@@ -183,8 +169,8 @@ func run(ctx context.Context, changes int) (*results, error) {
 			vlanAt.Sub(start).Round(time.Millisecond), proxyAt.Sub(start).Round(time.Millisecond), readyAt.Sub(start).Round(time.Millisecond))
 	}
 	return &results{
-		Changes: changes, VLANAnswers: stat.Summarise(vlan), ProxyRoutes: stat.Summarise(proxy),
-		BothServed: stat.Summarise(both), Ready: stat.Summarise(ready), ReadyEarly: early,
+		Changes: changes, VLANAnswers: bench.Summarise(vlan), ProxyRoutes: bench.Summarise(proxy),
+		BothServed: bench.Summarise(both), Ready: bench.Summarise(ready), ReadyEarly: early,
 	}, nil
 }
 
@@ -249,23 +235,13 @@ func routerBehind(addr, name string) string {
 	return ""
 }
 
-func write(path string, r *results) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-func printResults(r *results) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+// Print is the results as a table.
+func (r *results) Print(out io.Writer) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "apps-ingress on a node: %d MetalLB address changes\tp50\tp95\tmax\n", r.Changes)
 	for _, row := range []struct {
 		what string
-		l    stat.Latency
+		l    bench.Latency
 	}{
 		{"VLAN client's dig answers the new address", r.VLANAnswers},
 		{"TLS through the proxy reaches the new router", r.ProxyRoutes},

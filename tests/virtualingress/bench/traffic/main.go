@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	benchkit "github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
@@ -143,14 +144,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	res.print(os.Stdout)
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(o.out, data, 0o644)
+	return benchkit.WriteJSON(o.out, res)
 }
 
 func printFrom(path string) error {

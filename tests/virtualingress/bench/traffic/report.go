@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"text/tabwriter"
 	"time"
+
+	benchkit "github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 )
 
 // Targets: the gap a delete-then-create recreation leaves, and the failures a create-then-delete may cause.
@@ -48,7 +49,7 @@ func target(c string, runs []outcome, failed int) string {
 	switch c {
 	case deleteThenCreate:
 		gap := sorted(runs, func(o outcome) time.Duration { return o.Gap })
-		p95 := percentile(gap, 0.95)
+		p95 := benchkit.Percentile(gap, 0.95)
 		return fmt.Sprintf("gap p95 ≤ %s: %s", ms(gapTarget), verdict(p95 <= gapTarget))
 	case createThenDelete:
 		return "0 failed: " + verdict(failed == 0)
@@ -81,7 +82,7 @@ func failures(runs []outcome) ([]int, int) {
 }
 
 func ints(sortedCounts []int) string {
-	at := func(p float64) int { return sortedCounts[rank(p, len(sortedCounts))] }
+	at := func(p float64) int { return sortedCounts[benchkit.Rank(p, len(sortedCounts))] }
 	return fmt.Sprintf("%d/%d/%d", at(0.5), at(0.95), sortedCounts[len(sortedCounts)-1])
 }
 
@@ -94,15 +95,9 @@ func sorted(runs []outcome, get func(outcome) time.Duration) []time.Duration {
 	return out
 }
 
-// percentile is the nearest-rank percentile of sorted samples.
-func percentile(sorted []time.Duration, p float64) time.Duration { return sorted[rank(p, len(sorted))] }
-
-// rank is the index of the nearest-rank p-th percentile of n sorted samples.
-func rank(p float64, n int) int { return max(0, int(math.Ceil(p*float64(n)))-1) }
-
 func durations(runs []outcome, get func(outcome) time.Duration) string {
 	s := sorted(runs, get)
-	return ms(percentile(s, 0.5)) + "/" + ms(percentile(s, 0.95)) + "/" + ms(s[len(s)-1])
+	return ms(benchkit.Percentile(s, 0.5)) + "/" + ms(benchkit.Percentile(s, 0.95)) + "/" + ms(s[len(s)-1])
 }
 
 func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }

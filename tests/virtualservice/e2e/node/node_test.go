@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
 )
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 		if err := fixture.InstallCRD(ctx, e.Cluster.RESTConfig(), e.RepoRoot); err != nil {
 			return err
 		}
-		return fixture.CreateNamespaces(ctx, e.Kube, nodeProd, nodeDev)
+		return kubeobj.CreateNamespaces(ctx, e.Kube, nodeProd, nodeDev)
 	}))
 }
 

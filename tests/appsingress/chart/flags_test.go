@@ -1,0 +1,133 @@
+// Package chart checks renders of the apps-ingress-operator chart that golden files cannot: that the binary takes
+// the arguments the chart gives it.
+package chart
+
+import (
+	"flag"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/filesync"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/operator"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+)
+
+const chartDir = "../../../charts/apps-ingress-operator"
+
+// parsed are the chart's containers that run the operator's image, their arguments parsed by the binary's own flags.
+type parsed struct {
+	operator operator.Options
+	syncers  []filesync.Options
+}
+
+// parseChart renders the chart and parses every container that runs the operator's image: the operator with its
+// flags, the config sidecars and init containers with sync-files'. An unknown flag, a stray argument or options the
+// binary would refuse fail the test.
+func parseChart(t *testing.T, valuesFiles []string, values map[string]any) parsed {
+	t.Helper()
+	docs, err := render.Render(chartDir, valuesFiles, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the chart's env gives every one of them.
+	t.Setenv("POD_NAMESPACE", render.Namespace)
+	containers := render.Containers(docs)
+	image := ""
+	for _, c := range containers {
+		if c.Object.GetKind() == "Deployment" && c.Name == "operator" {
+			image = c.Image
+		}
+	}
+	if image == "" {
+		t.Fatal("no operator container rendered")
+	}
+	var p parsed
+	ops := 0
+	for _, c := range containers {
+		if c.Image != image {
+			continue
+		}
+		if len(c.Args) > 0 && c.Args[0] == "sync-files" {
+			var o filesync.Options
+			fs := flag.NewFlagSet("sync-files", flag.ContinueOnError)
+			o.BindFlags(fs)
+			if err := render.ParseArgs(fs, c.Args[1:]); err != nil {
+				t.Fatalf("%s: %v", c, err)
+			}
+			if err := o.Validate(); err != nil {
+				t.Fatalf("%s: %v", c, err)
+			}
+			p.syncers = append(p.syncers, o)
+			continue
+		}
+		fs := flag.NewFlagSet("apps-ingress-operator", flag.ContinueOnError)
+		p.operator.BindFlags(fs)
+		if err := render.ParseArgs(fs, c.Args); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		if err := p.operator.Validate(); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		ops++
+	}
+	if ops != 1 {
+		t.Fatalf("%d operator containers", ops)
+	}
+	return p
+}
+
+// Every values case the chart is tested with gives the binary arguments it takes, and the sidecars read the
+// ConfigMaps, and as many shards, as the operator writes.
+func TestChartArgumentsParse(t *testing.T) {
+	cases, err := render.Cases(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, files := range cases {
+		for name, values := range map[string]map[string]any{
+			"as is":       nil,
+			"hostNetwork": {"dns": map[string]any{"hostNetwork": true, "vlanAddresses": []any{"10.1.0.5", "eth1"}}},
+			"no sidecars": {"configSync": map[string]any{"enabled": false}, "configShards": 2},
+			"leader":      {"replicaCount": 3, "leaderElection": map[string]any{"enabled": true}, "logLevel": "debug"},
+		} {
+			t.Run(file+"/"+name, func(t *testing.T) {
+				p := parseChart(t, files, values)
+				for _, s := range p.syncers {
+					if s.Shards != p.operator.ConfigShards || (s.ConfigMap != p.operator.DNSConfigMap && s.ConfigMap != p.operator.ProxyConfigMap) {
+						t.Errorf("a sidecar reads %s with %d shards; the operator writes %s and %s with %d",
+							s.ConfigMap, s.Shards, p.operator.DNSConfigMap, p.operator.ProxyConfigMap, p.operator.ConfigShards)
+					}
+				}
+			})
+		}
+	}
+}
+
+// The values reach the operator's options.
+func TestChartArgumentsFollowValues(t *testing.T) {
+	p := parseChart(t, nil, map[string]any{
+		"dns": map[string]any{
+			"hostNetwork": true, "vlanAddresses": []any{"10.1.0.5", "eth1"},
+			"upstreams": []any{"10.0.0.53", "10.0.0.54"}, "proxyIPs": []any{"10.96.0.10"}, "zoneReloadInterval": "2s",
+		},
+		"hostedClusterNamespaces": []any{"clusters", "lab"},
+		"configShards":            3,
+		"recheckInterval":         "30s",
+	})
+	o := p.operator
+	if o.DNSVLANPort != 53 || !slices.Equal(o.DNSVLANBind, []string{"10.1.0.5", "eth1"}) ||
+		!slices.Equal(o.DNSUpstreams, []string{"10.0.0.53", "10.0.0.54"}) || !slices.Equal(o.ProxyIPs, []string{"10.96.0.10"}) ||
+		!slices.Equal(o.SecretNamespaces, []string{"clusters", "lab"}) || o.ConfigShards != 3 ||
+		o.DNSZoneReloadInterval != 2*time.Second || o.RecheckInterval != 30*time.Second || o.Namespace != render.Namespace {
+		t.Fatalf("values read as %+v", o)
+	}
+	if len(p.syncers) != 4 {
+		t.Fatalf("%d sync-files containers, want a sidecar and an init container for each server", len(p.syncers))
+	}
+	for _, s := range p.syncers {
+		if s.ConfigMap == o.DNSConfigMap && s.Dir != o.DNSZoneDir {
+			t.Errorf("the DNS sidecar writes into %s, the Corefile names %s", s.Dir, o.DNSZoneDir)
+		}
+	}
+}
