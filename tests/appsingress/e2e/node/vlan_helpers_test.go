@@ -5,6 +5,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"slices"
 	"testing"
@@ -130,22 +131,26 @@ type networkStatus struct {
 	IPs  []string `json:"ips"`
 }
 
-// assertAttached fails unless every Pod of selector has the attachment's address, as Multus recorded it in the
+// assertAttached waits (a minute at most) until every Pod of selector has the attachment's address, as Multus recorded it in the
 // Pod's network-status.
 func assertAttached(t *testing.T, selector, attachment, address string) {
 	t.Helper()
-	pods, err := node.Kube.CoreV1().Pods(nodeChart).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil || len(pods.Items) == 0 {
-		t.Fatalf("Pods %s: %v", selector, err)
-	}
-	for _, p := range pods.Items {
-		var status []networkStatus
-		_ = json.Unmarshal([]byte(p.Annotations["k8s.v1.cni.cncf.io/network-status"]), &status)
-		attached := slices.ContainsFunc(status, func(s networkStatus) bool {
-			return s.Name == nodeChart+"/"+attachment && slices.Contains(s.IPs, address)
-		})
-		if !attached {
-			t.Fatalf("Pod %s has no %s leg at %s: network-status %q", p.Name, attachment, address, p.Annotations["k8s.v1.cni.cncf.io/network-status"])
+	// helm --wait returns once the new Pods are Ready; the old ReplicaSet's Pods, which have no attachment, may still
+	// be listed for a moment.
+	nodetier.Eventually(t, time.Minute, "every Pod "+selector+" with a "+attachment+" leg at "+address, func() (bool, string, error) {
+		pods, err := node.Kube.CoreV1().Pods(nodeChart).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil || len(pods.Items) == 0 {
+			return false, "no Pods", err
 		}
-	}
+		for _, p := range pods.Items {
+			var status []networkStatus
+			_ = json.Unmarshal([]byte(p.Annotations["k8s.v1.cni.cncf.io/network-status"]), &status)
+			if !slices.ContainsFunc(status, func(s networkStatus) bool {
+				return s.Name == nodeChart+"/"+attachment && slices.Contains(s.IPs, address)
+			}) {
+				return false, fmt.Sprintf("Pod %s: network-status %q", p.Name, p.Annotations["k8s.v1.cni.cncf.io/network-status"]), nil
+			}
+		}
+		return true, "", nil
+	})
 }
