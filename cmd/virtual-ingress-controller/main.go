@@ -11,48 +11,36 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/platform/managerflags"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/options"
 )
 
-type flags struct {
-	manager                 managerflags.Flags
-	opts                    controller.Options
-	leaderElectionNamespace string
-}
-
-func parseFlags() flags {
-	var f flags
-	f.opts.BindFlags(flag.CommandLine)
-	f.manager.Register(flag.CommandLine, 20, 40)
-	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader election Lease (default: $POD_NAMESPACE)")
-	flag.Parse()
-	return f
-}
-
 func main() {
-	if err := run(parseFlags()); err != nil {
+	var o options.Options
+	o.BindFlags(flag.CommandLine)
+	flag.Parse()
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "virtual-ingress-controller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(f flags) error {
-	if err := f.manager.SetupLogger(); err != nil {
+func run(o options.Options) error {
+	if err := o.Manager.SetupLogger(); err != nil {
 		return err
 	}
-	cfg, err := f.manager.RESTConfig("virtual-ingress-controller")
+	cfg, err := o.Manager.RESTConfig("virtual-ingress-controller")
 	if err != nil {
 		return err
 	}
-	opts := f.manager.ManagerOptions("virtual-ingress-controller", f.leaderElectionNamespace)
-	opts.Cache = controller.CacheOptions(f.opts.KyvernoNamespace)
+	opts := o.Manager.ManagerOptions("virtual-ingress-controller", o.LeaderElectionNamespace)
+	opts.Cache = controller.CacheOptions(o.Controller.KyvernoNamespace)
 	opts.Client = controller.ClientOptions()
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return err
 	}
-	if err := controller.Setup(mgr, f.opts); err != nil {
+	if err := controller.Setup(mgr, o.Controller); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -4,11 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/options"
 )
 
 // ChartController is the status controller as the repository's virtual-ingress chart deploys it for some values.
@@ -17,21 +17,24 @@ type ChartController struct {
 	Namespace, ServiceAccount string
 	// Args are the controller container's arguments.
 	Args []string
-	// Options are Args parsed by the controller's own flags (the manager's, which a test process does not take, are
-	// skipped).
+	// Options are the controller's part of Args, parsed by the binary's own flags (an argument the binary does not
+	// take fails the render).
 	Options controller.Options
 }
 
 // RenderChartController renders the chart with values and reads its status controller Deployment. The render sees no
 // Gateway API, so callers that installed it set Options.Routes themselves.
 func RenderChartController(values map[string]any) (ChartController, error) {
+	return renderChartController(nil, values)
+}
+
+func renderChartController(valueFiles []string, values map[string]any) (ChartController, error) {
 	var cc ChartController
-	root, err := repo.Root()
+	chartDir, err := chartDir()
 	if err != nil {
 		return cc, err
 	}
-	chartDir := filepath.Join(root, "charts", "virtual-ingress")
-	docs, err := render.Render(chartDir, nil, values)
+	docs, err := render.Render(chartDir, valueFiles, values)
 	if err != nil {
 		return cc, err
 	}
@@ -42,21 +45,21 @@ func RenderChartController(values map[string]any) (ChartController, error) {
 		cc.Namespace = c.Object.GetNamespace()
 		cc.ServiceAccount = c.ServiceAccount
 		cc.Args = c.Args
-		fs := flag.NewFlagSet("chart", flag.ContinueOnError)
-		cc.Options.BindFlags(fs)
-		var own []string
-		for _, a := range cc.Args {
-			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			if fs.Lookup(name) != nil {
-				own = append(own, a)
-			}
-		}
-		if err := fs.Parse(own); err != nil {
+		var o options.Options
+		fs := flag.NewFlagSet("virtual-ingress-controller", flag.ContinueOnError)
+		o.BindFlags(fs)
+		if err := render.ParseArgs(fs, cc.Args); err != nil {
 			return cc, fmt.Errorf("the chart's status controller arguments: %w", err)
 		}
+		cc.Options = o.Controller
 		return cc, nil
 	}
 	return cc, fmt.Errorf("%s renders no status controller Deployment", chartDir)
+}
+
+func chartDir() (string, error) {
+	root, err := repo.Root()
+	return filepath.Join(root, "charts", "virtual-ingress"), err
 }
 
 // ChartControllerOptions are the status controller's options as the chart configures its Deployment for values.

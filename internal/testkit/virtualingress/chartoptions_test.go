@@ -64,3 +64,22 @@ func TestRenderChartControllerNamesTheChartsServiceAccount(t *testing.T) {
 		t.Fatalf("arguments %q", cc.Args)
 	}
 }
+
+// Every values case the chart is tested with gives the controller arguments its binary takes, all of them.
+func TestChartControllerArgumentsParseInEveryCase(t *testing.T) {
+	dir, err := chartDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := render.Cases(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, files := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := renderChartController(files, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

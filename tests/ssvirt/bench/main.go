@@ -11,10 +11,9 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"os"
-	"os/signal"
 	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 )
 
 type options struct {
@@ -33,20 +32,5 @@ func main() {
 	flag.StringVar(&o.out, "out", "_output/bench/ssvirt.json", "results file (JSON)")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "give up after this long")
 	flag.Parse()
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	rep, err := run(ctx, o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-	if err := rep.write(o.out); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-	rep.print(os.Stdout)
-	fmt.Println("results written to", o.out)
+	bench.Main("bench", o.out, o.timeout, func(ctx context.Context) (report, error) { return run(ctx, o) })
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
+	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 )
 
 type latency struct {
@@ -22,9 +21,9 @@ func latencies(d []time.Duration) latency {
 	if len(d) == 0 {
 		return latency{}
 	}
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	s := slices.Sorted(slices.Values(d))
 	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
-	return latency{P50Millis: ms(d[len(d)/2]), P95Millis: ms(d[(len(d)*95)/100]), MaxMillis: ms(d[len(d)-1]), Count: len(d)}
+	return latency{P50Millis: ms(bench.Percentile(s, 0.50)), P95Millis: ms(bench.Percentile(s, 0.95)), MaxMillis: ms(s[len(s)-1]), Count: len(s)}
 }
 
 type results struct {
@@ -45,19 +44,8 @@ type report struct {
 	Runs []results `json:"runs"`
 }
 
-func (r report) write(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// print writes a row per database.
-func (r report) print(w io.Writer) {
+// Print writes a row per database.
+func (r report) Print(w io.Writer) {
 	if len(r.Runs) == 0 {
 		return
 	}

@@ -34,8 +34,8 @@ import (
 
 const adminPassword = "bench-admin-password"
 
-// bench is what every run shares: the control plane with its Templates and the built binary.
-type bench struct {
+// workbench is what every run shares: the control plane with its Templates and the built binary.
+type workbench struct {
 	dir, bin, kubeconfig string
 	dyn                  dynamic.Interface
 }
@@ -62,7 +62,7 @@ func run(ctx context.Context, o options) (report, error) {
 	if err != nil {
 		return rep, err
 	}
-	b := bench{dir: dir, bin: filepath.Join(dir, "ssvirt-api"), kubeconfig: cluster.Kubeconfig()}
+	b := workbench{dir: dir, bin: filepath.Join(dir, "ssvirt-api"), kubeconfig: cluster.Kubeconfig()}
 	if b.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return rep, err
 	}
@@ -102,7 +102,7 @@ func run(ctx context.Context, o options) (report, error) {
 
 // measure runs ssvirt-api on one database, out of process so that its memory is its own, and the workload
 // against it, in an organization of its own.
-func (b bench) measure(ctx context.Context, o options, driver, dsn string) (results, error) {
+func (b workbench) measure(ctx context.Context, o options, driver, dsn string) (results, error) {
 	res := results{Database: driver, Templates: o.templates, VDCs: o.vdcs, Concurrency: o.concurrency, CatalogListTarget: 10}
 	port, err := freePort()
 	if err != nil {
