@@ -39,9 +39,7 @@ func restoreHost(before *HostState, dataDir string, links []string) error {
 		}
 	}
 	for _, l := range remove {
-		if out, err := exec.Command("ip", "link", "delete", l).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("ip link delete %s: %w: %s", l, err, out))
-		}
+		errs = append(errs, deleteLink(l))
 	}
 	for cmd, rules := range now.Iptables {
 		if err := removeRules(cmd, before.Iptables[cmd], rules); err != nil {
@@ -78,6 +76,20 @@ func restoreHost(before *HostState, dataDir string, links []string) error {
 		return fmt.Errorf("devcluster: the host is not as the node found it:\n  %s", strings.Join(d, "\n  "))
 	}
 	return nil
+}
+
+// deleteLink deletes a link the node left. A Pod's veth goes with its network namespace, which the kernel frees
+// asynchronously once the Pod's processes are killed, so a veth listed a moment ago may be gone already: that is the
+// outcome wanted, not a failure.
+func deleteLink(l string) error {
+	out, err := exec.Command("ip", "link", "delete", l).CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	if _, statErr := os.Stat(filepath.Join("/sys/class/net", l)); errors.Is(statErr, os.ErrNotExist) {
+		return nil
+	}
+	return fmt.Errorf("ip link delete %s: %w: %s", l, err, out)
 }
 
 // unmountNew unmounts, deepest first, the mounts made since before under the node's data directory and the fixed

@@ -45,3 +45,10 @@ func TestHostStateDiff(t *testing.T) {
 		t.Errorf("a state differs from itself: %q", got)
 	}
 }
+
+func TestDeleteLinkAcceptsALinkAlreadyGone(t *testing.T) {
+	// A Pod's veth vanishes with its network namespace between the listing and the deletion; restoring must go on.
+	if err := deleteLink("vi-gone0"); err != nil {
+		t.Fatalf("deleting a link that no longer exists: %v", err)
+	}
+}
