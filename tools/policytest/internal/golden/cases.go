@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +21,9 @@ type goldenCase struct {
 	ChartDir    string
 	Name        string
 	ValuesFiles []string
+	// Base is the case whose render this one's golden file is a diff from: the default render, or for a case named
+	// <other>-<more> the case <other> (the longest such), so that a case refining another shows only its refinement.
+	Base string
 }
 
 func (c goldenCase) ID() string { return c.Chart + "/" + c.Name }
@@ -27,7 +31,7 @@ func (c goldenCase) ID() string { return c.Chart + "/" + c.Name }
 func (c goldenCase) isDefault() bool { return c.Name == defaultCase }
 
 // goldenPath is tests/<product>/golden/default.yaml for the default render, which the golden file holds whole, and
-// tests/<product>/golden/<case>.diff for a ci case, whose golden file holds only its difference from the default.
+// tests/<product>/golden/<case>.diff for a ci case, whose golden file holds only its difference from its base.
 func (c goldenCase) goldenPath(testsDir string) string {
 	name := c.Name + ".diff"
 	if c.isDefault() {
@@ -74,6 +78,18 @@ func discoverCases(chartsDir string) ([]goldenCase, error) {
 	}
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("no chart (directory with Chart.yaml) under %s", chartsDir)
+	}
+	for i, c := range cases {
+		if c.isDefault() {
+			continue
+		}
+		base := ""
+		for _, other := range cases {
+			if other.Chart == c.Chart && !other.isDefault() && strings.HasPrefix(c.Name, other.Name+"-") && len(other.Name) > len(base) {
+				base = other.Name
+			}
+		}
+		cases[i].Base = cmp.Or(base, defaultCase)
 	}
 	return cases, nil
 }

@@ -42,9 +42,12 @@ A chart's golden files are in <tests-dir>/<product>/golden/, where <product> is 
 a trailing "-operator" and without dashes (charts/virtual-ingress -> tests/virtualingress/golden/,
 charts/virtualservice-operator -> tests/virtualservice/golden/):
   default.yaml   the render with default values, normalised;
-  <case>.diff    a unified diff from the normalised default render to the normalised render of the case; where the
-                 case renders a template in full, both sides show that template's documents in full, so the diff
-                 holds only the lines that change. Empty: the case renders as the defaults.
+  <case>.diff    a diff without context lines from the normalised render of the case's base to the normalised
+                 render of the case, each hunk's "@@" line followed by the kind, name and template of the document it
+                 changes. The base is the default render, or for a case named <other>-<more> the case <other> (the
+                 longest such), so that a case refining another shows only its refinement. Where either renders a
+                 template in full, both sides show that template's documents in full, so the diff holds only the
+                 lines that change. Empty: the case renders as its base.
 Normalised: a CRD of the chart's crds/ directory is one "# Source:" line naming it (Helm installs the file verbatim:
 it is a source file, not a template, so its content is not compared, only whether the chart ships it); a CRD a
 template renders from the chart's files/crds/ shows its metadata and, for its spec, a comment naming the file when the
@@ -75,7 +78,7 @@ func runGolden(out io.Writer, o goldenOptions) error {
 	if err != nil {
 		return err
 	}
-	g := goldenRun{options: o, generated: generated, defaults: map[string]defaultRender{}}
+	g := goldenRun{options: o, generated: generated, renders: map[string]cachedRender{}}
 	var tally results.Tally
 	goldenSuite := junit.Suite{Name: "golden"}
 	for _, c := range cases {
@@ -101,10 +104,10 @@ func runGolden(out io.Writer, o goldenOptions) error {
 type goldenRun struct {
 	options   goldenOptions
 	generated map[string]string
-	defaults  map[string]defaultRender // by chart directory: every case of a chart is a diff from it
+	renders   map[string]cachedRender // by case ID: a case's render is also its refinements' base
 }
 
-type defaultRender struct {
+type cachedRender struct {
 	render normalRender
 	err    error
 }
@@ -123,28 +126,54 @@ func (g goldenRun) normalised(chartDir string, valuesFiles []string) (normalRend
 
 // content is what the golden file of a case holds.
 func (g goldenRun) content(c goldenCase) (string, error) {
-	def, ok := g.defaults[c.ChartDir]
-	if !ok {
-		def.render, def.err = g.normalised(c.ChartDir, nil)
-		g.defaults[c.ChartDir] = def
-	}
-	if def.err != nil {
-		return "", fmt.Errorf("rendering the defaults: %w", def.err)
-	}
 	if c.isDefault() {
+		def, err := g.render(c.Chart, c.ChartDir, defaultCase)
+		if err != nil {
+			return "", err
+		}
 		return "# Golden file of chart " + c.Chart + ": its render with default values, normalised (see policytest golden --help).\n" +
-			def.render.text(nil), nil
+			def.text(nil), nil
 	}
-	r, err := g.normalised(c.ChartDir, c.ValuesFiles)
+	base, err := g.render(c.Chart, c.ChartDir, c.Base)
 	if err != nil {
 		return "", err
 	}
-	full := r.shownInFull(def.render.shownInFull(map[string]bool{}))
-	ciFile := "ci/" + c.Name + ciValuesSuffix
-	return "# Golden file of chart " + c.Chart + ", case " + ciFile + ": its render as a diff from default.yaml, both\n" +
-		"# normalised (see policytest golden --help). Empty: it renders as default.yaml.\n" +
-		textdiff.Unified(defaultCase+".yaml", ciFile, def.render.text(full), r.text(full)), nil
+	r, err := g.render(c.Chart, c.ChartDir, c.Name)
+	if err != nil {
+		return "", err
+	}
+	full := r.shownInFull(base.shownInFull(map[string]bool{}))
+	ciFile, baseFile := ciValuesFile(c.Name), defaultCase+".yaml"
+	if c.Base != defaultCase {
+		baseFile = ciValuesFile(c.Base)
+	}
+	return "# Golden file of chart " + c.Chart + ", case " + ciFile + ": its render as a diff from " + baseFile + "'s, both\n" +
+		"# normalised, each hunk headed by the document it changes (see policytest golden --help). Empty: no difference.\n" +
+		textdiff.Headed(baseFile, ciFile, base.text(full), r.text(full), documentHeading), nil
 }
+
+// render is the normalised render of a case of a chart, rendered once per run.
+func (g goldenRun) render(chart, chartDir, name string) (normalRender, error) {
+	key := chart + "/" + name
+	cached, ok := g.renders[key]
+	if !ok {
+		var values []string
+		if name != defaultCase {
+			values = []string{filepath.Join(chartDir, ciValuesFile(name))}
+		}
+		cached.render, cached.err = g.normalised(chartDir, values)
+		g.renders[key] = cached
+	}
+	if cached.err != nil && name != defaultCase {
+		return nil, fmt.Errorf("rendering %s: %w", ciValuesFile(name), cached.err)
+	}
+	if cached.err != nil {
+		return nil, fmt.Errorf("rendering the defaults: %w", cached.err)
+	}
+	return cached.render, nil
+}
+
+func ciValuesFile(name string) string { return "ci/" + name + ciValuesSuffix }
 
 func (g goldenRun) check(out io.Writer, c goldenCase) junit.Case {
 	tc := junit.Case{Name: c.ID(), Classname: "golden." + c.Chart}

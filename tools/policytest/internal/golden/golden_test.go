@@ -55,7 +55,8 @@ func TestGoldenPassesOnCommittedFiles(t *testing.T) {
 }
 
 // The default golden file names what it does not repeat: the CRD, and the policy identical to its policies/ copy.
-// A ci case's golden file is a diff; where the case renders the policy differently, both sides show it in full.
+// A ci case's golden file is a diff without context lines; where the case renders the policy differently, both sides
+// show it in full, so the diff holds its changed lines, each hunk headed by the document it changes.
 func TestGoldenFilesHoldOnlyWhatNoOtherFileHolds(t *testing.T) {
 	def := testfiles.ReadFile(t, demoDefault)
 	testfiles.AssertContains(t, def,
@@ -68,7 +69,7 @@ func TestGoldenFilesHoldOnlyWhatNoOtherFileHolds(t *testing.T) {
 	}
 	testfiles.AssertContains(t, testfiles.ReadFile(t, demoCustom), "--- default.yaml\n+++ ci/custom-values.yaml\n",
 		"-  greeting: \"hello\"\n+  greeting: \"hi\"\n+  farewell: \"bye\"\n",
-		" # Source: demo/templates/clusterpolicy.yaml\n", "-            team: \"?*\"\n+            owner: \"?*\"\n")
+		"@@ -34 +35 @@ ClusterPolicy demo-require-label demo/templates/clusterpolicy.yaml\n-            team: \"?*\"\n+            owner: \"?*\"\n")
 }
 
 // The farewell line renders only with ci/custom-values.yaml: the change reaches no golden file but custom.diff.
@@ -206,8 +207,8 @@ func TestGoldenKeepsEmptyDiffsAndFailsOnGoldenFilesWithoutCase(t *testing.T) {
 	if err := runGolden(&bytes.Buffer{}, o); err != nil {
 		t.Fatal(err)
 	}
-	want := "# Golden file of chart demo, case ci/same-values.yaml: its render as a diff from default.yaml, both\n" +
-		"# normalised (see policytest golden --help). Empty: it renders as default.yaml.\n"
+	want := "# Golden file of chart demo, case ci/same-values.yaml: its render as a diff from default.yaml's, both\n" +
+		"# normalised, each hunk headed by the document it changes (see policytest golden --help). Empty: no difference.\n"
 	if got := testfiles.ReadFile(t, same); got != want {
 		t.Errorf("same.diff:\n%s\nwant:\n%s", got, want)
 	}
@@ -270,5 +271,24 @@ func TestDiscoverCasesNamesCasesAfterCIValuesFiles(t *testing.T) {
 	}
 	if _, err := discoverCases(t.TempDir()); err == nil {
 		t.Error("a directory without charts gave no error")
+	}
+}
+
+// A case named <other>-<more> refines the case <other>: its golden file shows only what it changes beyond <other>.
+func TestGoldenDiffsARefiningCaseFromTheCaseItRefines(t *testing.T) {
+	o := testdataGoldenWithChartCopy(t)
+	o.testsDir = testfiles.CopyDir(t, "testdata/tests")
+	testfiles.WriteFile(t, filepath.Join(o.chartsDir, "demo/ci/custom-polite-values.yaml"),
+		"greeting: hi\nfarewell: goodbye\nrequiredLabel: owner\n")
+	o.update = true
+	if err := runGolden(&bytes.Buffer{}, o); err != nil {
+		t.Fatal(err)
+	}
+	got := testfiles.ReadFile(t, filepath.Join(o.testsDir, "demo/golden/custom-polite.diff"))
+	want := "--- ci/custom-values.yaml\n+++ ci/custom-polite-values.yaml\n" +
+		"@@ -12 +12 @@ ConfigMap demo-settings demo/templates/configmap.yaml\n" +
+		"-  farewell: \"bye\"\n+  farewell: \"goodbye\"\n"
+	if _, body, _ := strings.Cut(got, "Empty: no difference.\n"); body != want {
+		t.Errorf("custom-polite.diff:\n%s\nwant its diff to be:\n%s", got, want)
 	}
 }

@@ -200,3 +200,27 @@ func crdFromFile(source string, doc render.Document, crds map[string]crdFile) (s
 	}
 	return "# Source: " + source + "\n" + head + "\nspec: # as in " + file.path + ", not repeated here\n", true
 }
+
+// documentHeading names the document of a normalised render that line at belongs to, for a diff's hunk line: its
+// kind and metadata.name where they stand above the line, then its template. Only the lines from the document's
+// "# Source:" line down to at are looked at, so a name or kind below the changed line is not named.
+func documentHeading(lines []string, at int) string {
+	var kind, name string
+	for i := min(at, len(lines)-1); i >= 0; i-- {
+		line := strings.TrimSuffix(lines[i], "\n")
+		if source, ok := strings.CutPrefix(line, "# Source: "); ok {
+			source, _, _ = strings.Cut(source, " (")
+			return strings.Join(strings.Fields(kind+" "+name+" "+source), " ")
+		}
+		if k, ok := strings.CutPrefix(line, "kind: "); ok && kind == "" {
+			kind = k
+		}
+		if n, ok := strings.CutPrefix(line, "  name: "); ok && name == "" {
+			name = n
+		}
+		if line == "---" {
+			return ""
+		}
+	}
+	return ""
+}

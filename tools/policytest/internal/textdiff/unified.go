@@ -11,17 +11,45 @@ import (
 
 // Unified is `diff -u` with three lines of context, "" for equal texts. It matches lines without difflib's
 // autojunk heuristic, which in texts of 200 lines or more treats frequent lines as noise (in a chart render: every
-// "labels:" and common label) and so shows unchanged lines as removed and added again; a golden diff must hold only
-// what changes.
+// "labels:" and common label) and so shows unchanged lines as removed and added again; a diff must hold only what
+// changes.
 func Unified(fromName, toName, from, to string) string {
+	return diff(fromName, toName, from, to, 3, nil)
+}
+
+// Headed is Unified without context lines, each hunk's "@@" line followed by what heading says of the line of from
+// where the hunk starts (as `git diff` names the enclosing function): a committed diff then holds only the lines that
+// change and, for each, what it belongs to.
+func Headed(fromName, toName, from, to string, heading func(lines []string, at int) string) string {
+	return diff(fromName, toName, from, to, 0, heading)
+}
+
+func diff(fromName, toName, from, to string, context int, heading func([]string, int) string) string {
 	a, b := splitLines(from), splitLines(to)
 	var out strings.Builder
-	for i, group := range difflib.NewMatcherWithJunk(a, b, false, nil).GetGroupedOpCodes(3) {
+	for i, group := range difflib.NewMatcherWithJunk(a, b, false, nil).GetGroupedOpCodes(context) {
 		if i == 0 {
 			fmt.Fprintf(&out, "--- %s\n+++ %s\n", fromName, toName)
 		}
 		first, last := group[0], group[len(group)-1]
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(first.I1, last.I2), hunkRange(first.J1, last.J2))
+		fmt.Fprintf(&out, "@@ -%s +%s @@", hunkRange(first.I1, last.I2), hunkRange(first.J1, last.J2))
+		if heading != nil {
+			change := group[0]
+			for _, op := range group {
+				if op.Tag != 'e' { // without context, a group may still open with an empty equal range
+					change = op
+					break
+				}
+			}
+			at := change.I1
+			if change.Tag == 'i' {
+				at-- // an insertion belongs to what precedes it
+			}
+			if h := heading(a, at); h != "" {
+				out.WriteString(" " + h)
+			}
+		}
+		out.WriteString("\n")
 		for _, op := range group {
 			if op.Tag == 'e' {
 				writePrefixed(&out, " ", a[op.I1:op.I2])

@@ -24,3 +24,20 @@ func TestUnifiedDiffShowsOnlyChangedLines(t *testing.T) {
 		t.Errorf("equal texts: %q", got)
 	}
 }
+
+func TestHeadedDiffHasNoContextAndNamesWhatEachHunkBelongsTo(t *testing.T) {
+	from := "kind: A\nname: a\nx: 1\nkind: B\nname: b\n"
+	to := "kind: A\nname: a\nx: 2\nkind: B\nname: b\ny: 3\n"
+	kindAbove := func(lines []string, at int) string {
+		for i := min(at, len(lines)-1); i >= 0; i-- {
+			if strings.HasPrefix(lines[i], "kind: ") {
+				return strings.TrimSpace(lines[i])
+			}
+		}
+		return ""
+	}
+	want := "--- a\n+++ b\n@@ -3 +3 @@ kind: A\n-x: 1\n+x: 2\n@@ -5,0 +6 @@ kind: B\n+y: 3\n"
+	if got := Headed("a", "b", from, to, kindAbove); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
