@@ -78,6 +78,9 @@ func runGolden(out io.Writer, o goldenOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := addVariantBodies(generated, o.sync); err != nil {
+		return err
+	}
 	g := goldenRun{options: o, generated: generated, renders: map[string]cachedRender{}}
 	var tally results.Tally
 	goldenSuite := junit.Suite{Name: "golden"}

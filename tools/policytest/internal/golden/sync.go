@@ -18,6 +18,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/results"
+	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/textdiff"
 )
 
 // Files starting with this line are owned by sync-policies; files without it are never written or deleted. The line
@@ -55,11 +56,15 @@ var kyvernoGroups = map[string]bool{"kyverno.io": true, "policies.kyverno.io": t
 type SyncOptions struct {
 	chartDir string
 	outDir   string
+	// variantSuffix marks a policy that is another's for a second kind: <base><suffix>, rendered beside <base> from
+	// the same template, is committed as its diff from <base> (<base><suffix>.diff) and written whole as a scratch file.
+	variantSuffix string
 }
 
-// DefaultSyncOptions are this repository's: the virtual-ingress chart, into policies/virtual-ingress.
+// DefaultSyncOptions are this repository's: the virtual-ingress chart, into policies/virtual-ingress, its policies for
+// VirtualHTTPRoutes (virtual-ingress-<policy>-routes) committed as diffs from those for VirtualIngresses.
 func DefaultSyncOptions() SyncOptions {
-	return SyncOptions{chartDir: "charts/virtual-ingress", outDir: "policies/virtual-ingress"}
+	return SyncOptions{chartDir: "charts/virtual-ingress", outDir: "policies/virtual-ingress", variantSuffix: "-routes"}
 }
 
 // AddSyncFlags lets cmd's user change o (--policy-chart, --policies-dir).
@@ -83,6 +88,9 @@ one of the nearest such directory above it (its suites name that directory's fil
 holding a kyverno-test.yaml only those of them that suite names in the directory. Those, and the services-cache.yaml
 of each suite, are scratch files: not committed (policies/virtual-ingress/.gitignore), not checked by --check, and
 written again before each 'policytest kyverno' run.
+
+A policy named <base>-routes rendered beside <base> (the same template for the second kind) is committed as its
+diff from <base>, <base>-routes.diff, checked like every generated file, and written whole as a scratch file.
 
 Every clusterpolicy/<suite>/kyverno-test.yaml also gets its twin for the CEL engine,
 generatingpolicy/<suite>/kyverno-test.yaml: same fixtures, expected files and results, naming the CEL policies; a
@@ -177,6 +185,7 @@ type syncPlan struct {
 	extra    []string // generated files the chart no longer renders
 	dangling []string // suites naming a policy file that will not exist
 	scratch  []string // scratch files missing or stale: written, never checked
+	variants []string // the scratch files of policies committed as a diff (variantSuffix), which golden may name
 }
 
 // clean says whether the committed files are as the chart renders them; scratch files do not count.
@@ -207,7 +216,7 @@ func planSync(o SyncOptions) (syncPlan, error) {
 		return syncPlan{}, err
 	}
 	for _, t := range targets {
-		if err := plan.addTarget(o.outDir, t, renders); err != nil {
+		if err := plan.addTarget(o, t, renders); err != nil {
 			return syncPlan{}, err
 		}
 	}
@@ -231,7 +240,8 @@ func planSync(o SyncOptions) (syncPlan, error) {
 // addTarget wants the policies of one target directory that nothing else holds: a render identical to the one of
 // the nearest target above would only be a second copy of the same file, and a suite needs no policy it does not
 // name.
-func (p *syncPlan) addTarget(outDir string, t syncTarget, renders map[string]map[string]renderedPolicy) error {
+func (p *syncPlan) addTarget(o SyncOptions, t syncTarget, renders map[string]map[string]renderedPolicy) error {
+	outDir := o.outDir
 	var above map[string]renderedPolicy
 	if filepath.Clean(t.dir) != filepath.Clean(outDir) {
 		above, _ = renderAt(renders, filepath.Dir(t.dir), outDir)
@@ -255,11 +265,53 @@ func (p *syncPlan) addTarget(outDir string, t syncTarget, renders map[string]map
 			}
 			continue
 		}
+		if base, ok := variantBase(o, name, renders[t.dir]); ok {
+			if err := p.addVariant(path, t.header, base, name, renders[t.dir][base].yaml, policy.yaml); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := p.add(path, []byte(t.header+"\n"+policy.yaml)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// variantBase is the policy name is the variant of, if it is one.
+func variantBase(o SyncOptions, name string, render map[string]renderedPolicy) (string, bool) {
+	if o.variantSuffix == "" {
+		return "", false
+	}
+	base, ok := strings.CutSuffix(name, o.variantSuffix)
+	if _, rendered := render[base]; !ok || !rendered {
+		return "", false
+	}
+	return base, true
+}
+
+// addVariant wants a variant policy whole as a scratch file (its suites and users' `kyverno apply` read it) and
+// committed as a diff from its base, which is all a reviewer needs: the rest is the base's file.
+func (p *syncPlan) addVariant(path, header, base, name, baseYAML, variantYAML string) error {
+	if err := p.addScratch(path, []byte(strings.TrimSuffix(header, generatedSuffix)+scratchSuffix+"\n"+variantYAML)); err != nil {
+		return err
+	}
+	p.variants = append(p.variants, path)
+	diff := textdiff.Headed(base+".yaml", name+".yaml", baseYAML, variantYAML, policyHeading)
+	return p.add(variantDiffPath(path), []byte(header+"\n"+diff))
+}
+
+func variantDiffPath(path string) string { return strings.TrimSuffix(path, ".yaml") + ".diff" }
+
+// policyHeading names, for a hunk of a policy's diff, the rule or variable the changed line belongs to: the nearest
+// "- name:" line above it.
+func policyHeading(lines []string, at int) string {
+	for i := min(at, len(lines)-1); i >= 0; i-- {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "- name: "); ok {
+			return name
+		}
+	}
+	return ""
 }
 
 // renderAt is the render of the nearest target at dir or above it, up to stop.
@@ -355,7 +407,7 @@ func (p *syncPlan) suitePolicies(dir string) (map[string]bool, bool, error) {
 // change, or by a chart-values.yaml that was moved or removed.
 func (p *syncPlan) addExtra(outDir string) error {
 	err := filepath.WalkDir(outDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+		if err != nil || d.IsDir() || (!strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".diff")) {
 			return err
 		}
 		if _, ok := p.want[path]; ok {
