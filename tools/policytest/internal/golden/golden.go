@@ -47,7 +47,8 @@ charts/virtualservice-operator -> tests/virtualservice/golden/):
                  changes. The base is the default render, or for a case named <other>-<more> the case <other> (the
                  longest such), so that a case refining another shows only its refinement. Where either renders a
                  template in full, both sides show that template's documents in full, so the diff holds only the
-                 lines that change. Empty: the case renders as its base.
+                 lines that change; an object of the base the case does not render (same template, kind and
+                 name) is one removed line naming it. Empty: the case renders as its base.
 Normalised: a CRD of the chart's crds/ directory is one "# Source:" line naming it (Helm installs the file verbatim:
 it is a source file, not a template, so its content is not compared, only whether the chart ships it); a CRD a
 template renders from the chart's files/crds/ shows its metadata and, for its spec, a comment naming the file when the
@@ -146,6 +147,7 @@ func (g goldenRun) content(c goldenCase) (string, error) {
 		return "", err
 	}
 	full := r.shownInFull(base.shownInFull(map[string]bool{}))
+	base = base.without(r)
 	ciFile, baseFile := ciValuesFile(c.Name), defaultCase+".yaml"
 	if c.Base != defaultCase {
 		baseFile = ciValuesFile(c.Base)

@@ -292,3 +292,21 @@ func TestGoldenDiffsARefiningCaseFromTheCaseItRefines(t *testing.T) {
 		t.Errorf("custom-polite.diff:\n%s\nwant its diff to be:\n%s", got, want)
 	}
 }
+
+// An object the case does not render is one removed line naming it: its text is in the base's golden file already.
+func TestGoldenNamesAnObjectACaseDropsInOneLine(t *testing.T) {
+	o := testdataGoldenWithChartCopy(t)
+	o.testsDir = testfiles.CopyDir(t, "testdata/tests")
+	testfiles.WriteFile(t, filepath.Join(o.chartsDir, "demo/templates/greeter.yaml"),
+		"{{- if eq .Values.greeting \"hello\" }}\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: greeter\n  labels:\n    greets: \"yes\"\n{{- end }}\n")
+	o.update = true
+	if err := runGolden(&bytes.Buffer{}, o); err != nil {
+		t.Fatal(err)
+	}
+	got := testfiles.ReadFile(t, filepath.Join(o.testsDir, "demo/golden/custom.diff"))
+	testfiles.AssertContains(t, got, "-# Source: demo/templates/greeter.yaml (ServiceAccount greeter: not rendered)\n")
+	if strings.Contains(got, "greets") {
+		t.Errorf("the dropped object's text is repeated:\n%s", got)
+	}
+	testfiles.AssertContains(t, testfiles.ReadFile(t, filepath.Join(o.testsDir, "demo/golden/default.yaml")), "    greets: \"yes\"\n")
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,6 +36,8 @@ type normalDoc struct {
 	text   string // as rendered, "# Source:" line included, ending in one newline
 	ref    string // the comment line standing for it, or "" if it has none
 	crd    bool   // a CRD is never shown in full
+	id     string // kind and name, when the document is one object
+	gone   bool   // in a base render, absent from the case's: ref says so, and the text is not repeated
 }
 
 type normalRender []normalDoc
@@ -70,6 +73,7 @@ func normalise(manifest string, generated map[string]string, crdFiles map[string
 			return nil, err
 		}
 		if len(split) == 1 {
+			doc.id = split[0].Object.GetKind() + " " + split[0].Object.GetName()
 			if path, ok := generated[split[0].YAML]; ok {
 				doc.ref = "# Source: " + source + " (rendered as " + path + ")\n"
 			}
@@ -99,13 +103,30 @@ func (r normalRender) text(full map[string]bool) string {
 	var b strings.Builder
 	for _, d := range r {
 		b.WriteString("---\n")
-		if d.ref != "" && (d.crd || !full[d.source]) {
+		if d.ref != "" && (d.crd || d.gone || !full[d.source]) {
 			b.WriteString(d.ref)
 		} else {
 			b.WriteString(d.text)
 		}
 	}
 	return b.String()
+}
+
+// without marks the objects of r that other does not render (same template, kind and name): a diff from r to other
+// then shows each as one removed line naming it, since the base's golden file holds its text already.
+func (r normalRender) without(other normalRender) normalRender {
+	rendered := map[string]bool{}
+	for _, d := range other {
+		rendered[d.source+"\x00"+d.id] = true
+	}
+	out := slices.Clone(r)
+	for i, d := range out {
+		if d.id != "" && !d.crd && !rendered[d.source+"\x00"+d.id] {
+			out[i].gone = true
+			out[i].ref = "# Source: " + d.source + " (" + d.id + ": not rendered)\n"
+		}
+	}
+	return out
 }
 
 // shownInFull lists the templates that have at least one document without a reference line.
