@@ -152,8 +152,7 @@ func (g goldenRun) content(c goldenCase) (string, error) {
 	if c.Base != defaultCase {
 		baseFile = ciValuesFile(c.Base)
 	}
-	return "# Golden file of chart " + c.Chart + ", case " + ciFile + ": its render as a diff from " + baseFile + "'s, both\n" +
-		"# normalised, each hunk headed by the document it changes (see policytest golden --help). Empty: no difference.\n" +
+	return "# Golden file of chart " + c.Chart + ", case " + ciFile + " (see policytest golden --help). Empty: renders as its base.\n" +
 		textdiff.Headed(baseFile, ciFile, base.text(full), r.text(full), documentHeading), nil
 }
 
