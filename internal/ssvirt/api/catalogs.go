@@ -32,7 +32,7 @@ type CatalogItem struct {
 
 func catalogOut(c store.Catalog) Catalog {
 	return Catalog{ID: naming.URN(naming.KindCatalog, c.ID), Name: c.Name, Description: c.Description,
-		Org: &Ref{ID: naming.URN(naming.KindOrg, c.OrgID)}, CreatedAt: c.CreatedAt}
+		Org: &Ref{Name: c.OrgName, ID: naming.URN(naming.KindOrg, c.OrgID)}, CreatedAt: c.CreatedAt}
 }
 
 func itemOut(catalogID string, t kube.Template) CatalogItem {
@@ -52,30 +52,21 @@ var catalogFields = fields{
 	"org.id": urn("org_id", naming.KindOrg),
 }
 
+// writeCatalogs answers a page of the catalogs the caller sees, each in the shape out gives: the same rows serve
+// CloudAPI 1.0.0's catalogs and the Tenant Manager's content libraries.
+func writeCatalogs[T any](s *Server, w http.ResponseWriter, r *http.Request, out func(store.Catalog) T) error {
+	return writeList(w, r, catalogFields, func(q store.Query) ([]store.Catalog, int, error) {
+		return s.store.ListCatalogs(r.Context(), principal(r).Scope(), q)
+	}, out)
+}
+
 func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request) error {
-	lr, err := parseList(r, catalogFields)
-	if err != nil {
-		return err
-	}
-	cats, total, err := s.store.ListCatalogs(r.Context(), principal(r).Scope(), lr.query())
-	if err != nil {
-		return err
-	}
-	out := make([]Catalog, len(cats))
-	for i, c := range cats {
-		out[i] = catalogOut(c)
-	}
-	writePage(w, r, lr.page, total, out)
-	return nil
+	return writeCatalogs(s, w, r, catalogOut)
 }
 
 // createCatalog: organization administrators create catalogs in their organization; system administrators
 // name the organization in org.id.
 func (s *Server) createCatalog(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	if !p.orgAdmin() {
-		return forbidden("only administrators create catalogs")
-	}
 	var in Catalog
 	if err := decode(w, r, &in); err != nil {
 		return err
@@ -83,37 +74,48 @@ func (s *Server) createCatalog(w http.ResponseWriter, r *http.Request) error {
 	if in.ID != "" || !in.CreatedAt.IsZero() {
 		return badRequest("id and createdAt are set by the server")
 	}
+	c, err := s.makeCatalog(r, in)
+	return writeOne(w, http.StatusCreated, catalogOut(c), err)
+}
+
+// makeCatalog creates catalog in if the caller is an administrator: in the organization in.Org names, else in the tenant
+// context's, else in the caller's.
+func (s *Server) makeCatalog(r *http.Request, in Catalog) (store.Catalog, error) {
+	p := principal(r)
+	if !p.orgAdmin() {
+		return store.Catalog{}, forbidden("only administrators create catalogs")
+	}
 	if err := checkName("name", in.Name); err != nil {
-		return err
+		return store.Catalog{}, err
 	}
 	if err := checkText("description", in.Description, 1024); err != nil {
-		return err
+		return store.Catalog{}, err
 	}
 	orgID := p.OrgID
+	if p.tenantContext != "" {
+		orgID = p.tenantContext
+	}
 	if in.Org != nil {
 		id, ok := naming.ParseURN(naming.KindOrg, in.Org.ID)
 		if !ok {
-			return badRequest("org.id is not an organization URN")
+			return store.Catalog{}, badRequest("org.id is not an organization URN")
 		}
 		orgID = id
 	}
 	if orgID == "" {
-		return badRequest("org.id is required")
+		return store.Catalog{}, badRequest("org.id is required")
 	}
-	if _, err := s.store.GetOrg(r.Context(), p.Scope(), orgID); errors.Is(err, store.ErrNotFound) {
-		return noAccess("organization")
+	o, err := s.store.GetOrg(r.Context(), p.Scope(), orgID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Catalog{}, noAccess("organization")
 	} else if err != nil {
-		return err
+		return store.Catalog{}, err
 	}
-	c, err := s.store.CreateCatalog(r.Context(), store.Catalog{OrgID: orgID, Name: in.Name, Description: in.Description})
+	c, err := s.store.CreateCatalog(r.Context(), store.Catalog{OrgID: orgID, OrgName: o.Name, Name: in.Name, Description: in.Description})
 	if errors.Is(err, store.ErrConflict) {
-		return conflict("the organization has a catalog named " + in.Name)
+		return c, conflict("the organization has a catalog named " + in.Name)
 	}
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, catalogOut(c))
-	return nil
+	return c, err
 }
 
 func (s *Server) catalog(r *http.Request) (store.Catalog, error) {
@@ -130,11 +132,7 @@ func (s *Server) catalog(r *http.Request) (store.Catalog, error) {
 
 func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.catalog(r)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, catalogOut(c))
-	return nil
+	return writeOne(w, http.StatusOK, catalogOut(c), err)
 }
 
 func (s *Server) deleteCatalog(w http.ResponseWriter, r *http.Request) error {
@@ -167,21 +165,14 @@ func (s *Server) listCatalogItems(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	lr, err := parseList(r, itemFields)
-	if err != nil {
-		return err
-	}
-	ts, err := s.templates(r)
-	if err != nil {
-		return err
-	}
-	items := make([]CatalogItem, len(ts))
-	for i, t := range ts {
-		items[i] = itemOut(c.ID, t)
-	}
-	out, total := window(lr, items, CatalogItem.field)
-	writePage(w, r, lr.page, total, out)
-	return nil
+	return writeWindow(w, r, itemFields, func() ([]CatalogItem, error) {
+		ts, err := s.templates(r)
+		items := make([]CatalogItem, len(ts))
+		for i, t := range ts {
+			items[i] = itemOut(c.ID, t)
+		}
+		return items, err
+	}, CatalogItem.field)
 }
 
 // itemFields: catalog items are Templates, not rows; they are filtered and sorted in memory.

@@ -45,20 +45,9 @@ var orgFields = fields{
 }
 
 func (s *Server) listOrgs(w http.ResponseWriter, r *http.Request) error {
-	lr, err := parseList(r, orgFields)
-	if err != nil {
-		return err
-	}
-	orgs, total, err := s.store.ListOrgs(r.Context(), principal(r).Scope(), lr.query())
-	if err != nil {
-		return err
-	}
-	out := make([]Org, len(orgs))
-	for i, o := range orgs {
-		out[i] = orgOut(o)
-	}
-	writePage(w, r, lr.page, total, out)
-	return nil
+	return writeList(w, r, orgFields, func(q store.Query) ([]store.Org, int, error) {
+		return s.store.ListOrgs(r.Context(), principal(r).Scope(), q)
+	}, orgOut)
 }
 
 func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) error {

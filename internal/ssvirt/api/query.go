@@ -165,6 +165,52 @@ func window[T any](lr listRequest, items []T, value func(T, string) string) ([]T
 	return kept[start:end], len(kept)
 }
 
+// writeList answers a page of a list of rows: list runs the checked query, out shapes each row (one store list
+// serves more than one API shape).
+func writeList[R, T any](w http.ResponseWriter, r *http.Request, fs fields, list func(store.Query) ([]R, int, error),
+	out func(R) T) error {
+	lr, err := parseList(r, fs)
+	if err != nil {
+		return err
+	}
+	rows, total, err := list(lr.query())
+	if err != nil {
+		return err
+	}
+	values := make([]T, len(rows))
+	for i, row := range rows {
+		values[i] = out(row)
+	}
+	writePage(w, r, lr.page, total, values)
+	return nil
+}
+
+// writeWindow answers a page of a list that is not rows (see window): items makes it once the request's paging,
+// filter and order are known to be valid.
+func writeWindow[T any](w http.ResponseWriter, r *http.Request, fs fields, items func() ([]T, error),
+	value func(T, string) string) error {
+	lr, err := parseList(r, fs)
+	if err != nil {
+		return err
+	}
+	all, err := items()
+	if err != nil {
+		return err
+	}
+	out, total := window(lr, all, value)
+	writePage(w, r, lr.page, total, out)
+	return nil
+}
+
+// writeOne answers an entity with status, or the error that reading or making it gave.
+func writeOne(w http.ResponseWriter, status int, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, v)
+	return nil
+}
+
 // writePage answers a page of a list with Cloud Director's paging Link headers, which its clients follow.
 func writePage[T any](w http.ResponseWriter, r *http.Request, p store.Page, total int, values []T) {
 	out := paged(p, total, values)

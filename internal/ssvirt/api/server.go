@@ -1,6 +1,6 @@
 // Package api serves ssvirt-api's HTTP API in the shapes of Cloud Director's CloudAPI 1.0.0: sessions,
 // organizations, users, VDCs, catalogs and their items, instantiation and vApps, their VMs and power actions, and
-// the health endpoints.
+// the health endpoints; VDCs, catalogs and items also in the Tenant Manager's shapes (/cloudapi/vcf).
 // Every tenant-reachable read goes through a store.Scope derived from the caller's token: another
 // organization's entities answer 403, exactly as ones that do not exist (Cloud Director's answer for both).
 package api
@@ -81,6 +81,18 @@ func Routes() []Route {
 		{Method: "DELETE", Pattern: "/cloudapi/1.0.0/catalogs/{catalogId}", handler: (*Server).deleteCatalog},
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/catalogs/{catalogId}/catalogItems", handler: (*Server).listCatalogItems},
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/catalogs/{catalogId}/catalogItems/{itemId}", handler: (*Server).getCatalogItem},
+
+		// The Tenant Manager's shapes of the same VDCs, catalogs and items (API version 40.0).
+		{Method: "GET", Pattern: "/cloudapi/vcf/virtualDatacenters", handler: (*Server).tmListVDCs},
+		{Method: "POST", Pattern: "/cloudapi/vcf/virtualDatacenters", handler: (*Server).tmCreateVDC},
+		{Method: "GET", Pattern: "/cloudapi/vcf/virtualDatacenters/{vdcId}", handler: (*Server).tmGetVDC},
+		{Method: "DELETE", Pattern: "/cloudapi/vcf/virtualDatacenters/{vdcId}", handler: (*Server).tmDeleteVDC},
+		{Method: "GET", Pattern: "/cloudapi/vcf/contentLibraries", handler: (*Server).listContentLibraries},
+		{Method: "POST", Pattern: "/cloudapi/vcf/contentLibraries", handler: (*Server).createContentLibrary},
+		{Method: "GET", Pattern: "/cloudapi/vcf/contentLibraries/{catalogId}", handler: (*Server).getContentLibrary},
+		{Method: "DELETE", Pattern: "/cloudapi/vcf/contentLibraries/{catalogId}", handler: (*Server).deleteCatalog},
+		{Method: "GET", Pattern: "/cloudapi/vcf/contentLibraryItems", handler: (*Server).listContentLibraryItems},
+		{Method: "GET", Pattern: "/cloudapi/vcf/contentLibraryItems/{itemId}", handler: (*Server).getContentLibraryItem},
 
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps", handler: (*Server).listVApps},
 		{Method: "GET", Pattern: "/cloudapi/1.0.0/vapps/{vappId}", handler: (*Server).getVApp},

@@ -47,20 +47,9 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if !p.orgAdmin() {
 		return forbidden("only administrators list users")
 	}
-	lr, err := parseList(r, userFields)
-	if err != nil {
-		return err
-	}
-	users, total, err := s.store.ListUsers(r.Context(), p.Scope(), lr.query())
-	if err != nil {
-		return err
-	}
-	out := make([]User, len(users))
-	for i, u := range users {
-		out[i] = userOut(u)
-	}
-	writePage(w, r, lr.page, total, out)
-	return nil
+	return writeList(w, r, userFields, func(q store.Query) ([]store.User, int, error) {
+		return s.store.ListUsers(r.Context(), p.Scope(), q)
+	}, userOut)
 }
 
 // role reads the one role of roleEntityRefs, by id or by name.
@@ -173,11 +162,7 @@ func (s *Server) user(r *http.Request) (store.User, error) {
 
 func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 	u, err := s.user(r)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, userOut(u))
-	return nil
+	return writeOne(w, http.StatusOK, userOut(u), err)
 }
 
 // updateUser changes the enabled flag, the role and (when given) the password; the name and the organization

@@ -195,20 +195,9 @@ var vappFields = fields{
 }
 
 func (s *Server) listVApps(w http.ResponseWriter, r *http.Request) error {
-	lr, err := parseList(r, vappFields)
-	if err != nil {
-		return err
-	}
-	apps, total, err := s.store.ListVApps(r.Context(), principal(r).Scope(), "", lr.query())
-	if err != nil {
-		return err
-	}
-	out := make([]VApp, len(apps))
-	for i, a := range apps {
-		out[i] = vappOut(a)
-	}
-	writePage(w, r, lr.page, total, out)
-	return nil
+	return writeList(w, r, vappFields, func(q store.Query) ([]store.VApp, int, error) {
+		return s.store.ListVApps(r.Context(), principal(r).Scope(), "", q)
+	}, vappOut)
 }
 
 func (s *Server) vapp(r *http.Request) (store.VApp, error) {
@@ -225,11 +214,7 @@ func (s *Server) vapp(r *http.Request) (store.VApp, error) {
 
 func (s *Server) getVApp(w http.ResponseWriter, r *http.Request) error {
 	a, err := s.vapp(r)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, vappOut(a))
-	return nil
+	return writeOne(w, http.StatusOK, vappOut(a), err)
 }
 
 // deleteVApp deletes the TemplateInstance (Kubernetes' garbage collector takes what it made), then the row.

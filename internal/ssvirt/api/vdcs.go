@@ -92,6 +92,12 @@ func (s *Server) adminOrg(r *http.Request) (store.Org, error) {
 	if err != nil {
 		return store.Org{}, err
 	}
+	return s.administeredOrg(r, id)
+}
+
+// administeredOrg is organization id for an administrator of it: another organization than the caller's is not
+// found, a caller who administers nothing is refused.
+func (s *Server) administeredOrg(r *http.Request, id string) (store.Org, error) {
 	o, err := s.store.GetOrg(r.Context(), principal(r).Scope(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Org{}, noAccess("organization")
@@ -127,21 +133,12 @@ var vdcFields = fields{
 	"namespace": text("v.namespace"),
 }
 
-func (s *Server) writeVDCs(w http.ResponseWriter, r *http.Request, orgID string) error {
-	lr, err := parseList(r, vdcFields)
-	if err != nil {
-		return err
-	}
-	vdcs, total, err := s.store.ListVDCs(r.Context(), principal(r).Scope(), orgID, lr.query())
-	if err != nil {
-		return err
-	}
-	out := make([]VDC, len(vdcs))
-	for i, v := range vdcs {
-		out[i] = vdcOut(v)
-	}
-	writePage(w, r, lr.page, total, out)
-	return nil
+// writeVDCs answers a page of the VDCs the caller sees (in organization orgID when set), each in the shape out
+// gives: the same rows serve CloudAPI 1.0.0 and the Tenant Manager's virtual datacenters.
+func writeVDCs[T any](s *Server, w http.ResponseWriter, r *http.Request, orgID string, out func(store.VDC) T) error {
+	return writeList(w, r, vdcFields, func(q store.Query) ([]store.VDC, int, error) {
+		return s.store.ListVDCs(r.Context(), principal(r).Scope(), orgID, q)
+	}, out)
 }
 
 func (s *Server) adminListVDCs(w http.ResponseWriter, r *http.Request) error {
@@ -149,34 +146,34 @@ func (s *Server) adminListVDCs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeVDCs(w, r, o.ID)
+	return writeVDCs(s, w, r, o.ID, vdcOut)
 }
 
-func (s *Server) listVDCs(w http.ResponseWriter, r *http.Request) error { return s.writeVDCs(w, r, "") }
+func (s *Server) listVDCs(w http.ResponseWriter, r *http.Request) error {
+	return writeVDCs(s, w, r, "", vdcOut)
+}
 
-func (s *Server) getVDC(w http.ResponseWriter, r *http.Request) error {
+// vdc resolves the {vdcId} of a tenant path within the caller's scope.
+func (s *Server) vdc(r *http.Request) (store.VDC, error) {
 	id, err := idOf(r, "vdcId", naming.KindVDC, "VDC")
 	if err != nil {
-		return err
+		return store.VDC{}, err
 	}
 	v, err := s.store.GetVDC(r.Context(), principal(r).Scope(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return noAccess("VDC")
+		return v, noAccess("VDC")
 	}
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, vdcOut(v))
-	return nil
+	return v, err
+}
+
+func (s *Server) getVDC(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.vdc(r)
+	return writeOne(w, http.StatusOK, vdcOut(v), err)
 }
 
 func (s *Server) adminGetVDC(w http.ResponseWriter, r *http.Request) error {
 	_, v, err := s.adminVDC(r)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, vdcOut(v))
-	return nil
+	return writeOne(w, http.StatusOK, vdcOut(v), err)
 }
 
 // createVDC writes the row, then the namespace. With Kubernetes known to be unreachable the row is kept as
@@ -198,8 +195,14 @@ func (s *Server) createVDC(w http.ResponseWriter, r *http.Request) error {
 	if in.ID != "" || in.Namespace != "" || in.Status != "" || in.Org != nil || !in.CreatedAt.IsZero() {
 		return badRequest("id, org, namespace, status and createdAt are set by the server")
 	}
+	v, err := s.makeVDC(r, o, in)
+	return writeOne(w, http.StatusCreated, vdcOut(v), err)
+}
+
+// makeVDC creates VDC in in organization o for a caller already allowed to.
+func (s *Server) makeVDC(r *http.Request, o store.Org, in VDC) (store.VDC, error) {
 	if err := in.check(); err != nil {
-		return err
+		return store.VDC{}, err
 	}
 	row := store.VDC{
 		OrgID: o.ID, Name: in.Name, Description: in.Description, Enabled: in.IsEnabled == nil || *in.IsEnabled,
@@ -207,43 +210,39 @@ func (s *Server) createVDC(w http.ResponseWriter, r *http.Request) error {
 		State: store.StatePending,
 	}
 	names := func(id string, attempt int) string { return naming.Namespace(o.Name, in.Name, id, attempt) }
-	var v store.VDC
 	// A namespace of the chosen name that is not ssvirt's is never adopted: the rollback's tombstone holds that name,
 	// so the next attempt gets a suffixed one.
 	for attempt := 0; ; attempt++ {
-		v, err = s.store.CreateVDC(r.Context(), row, names)
+		v, err := s.store.CreateVDC(r.Context(), row, names)
 		if errors.Is(err, store.ErrConflict) {
-			return conflict("the organization has a VDC named " + in.Name)
+			return v, conflict("the organization has a VDC named " + in.Name)
 		}
 		if err != nil {
-			return err
+			return v, err
 		}
 		if !s.cluster.Available() {
-			writeJSON(w, http.StatusCreated, vdcOut(v))
-			return nil
+			return v, nil
 		}
 		err = s.cluster.ApplyVDC(r.Context(), v)
 		if err == nil {
-			break
+			if err := s.store.SetVDCState(r.Context(), v.ID, store.StateReady); err != nil {
+				return v, err
+			}
+			v.State = store.StateReady
+			return v, nil
 		}
 		if rbErr := s.store.RollbackVDC(r.Context(), v.ID); rbErr != nil {
 			s.log.Error(rbErr, "rolling back a VDC whose namespace failed; the reconciler keeps trying to make it", "vdc", v.ID)
-			return unavailable("Kubernetes did not take the VDC's namespace: " + err.Error())
+			return v, unavailable("Kubernetes did not take the VDC's namespace: " + err.Error())
 		}
 		if !errors.Is(err, kube.ErrNamespaceTaken) {
 			s.cluster.Enqueue(v.Namespace) // whatever part was made goes
-			return unavailable("Kubernetes did not take the VDC's namespace, so the VDC was not created: " + err.Error())
+			return v, unavailable("Kubernetes did not take the VDC's namespace, so the VDC was not created: " + err.Error())
 		}
 		if attempt == 2 {
-			return conflict(err.Error())
+			return v, conflict(err.Error())
 		}
 	}
-	if err := s.store.SetVDCState(r.Context(), v.ID, store.StateReady); err != nil {
-		return err
-	}
-	v.State = store.StateReady
-	writeJSON(w, http.StatusCreated, vdcOut(v))
-	return nil
 }
 
 // updateVDC changes description, enabled flag and limits in both places; when Kubernetes refuses, the row is
@@ -309,6 +308,11 @@ func (s *Server) deleteVDC(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.removeVDC(w, r, v)
+}
+
+// removeVDC deletes VDC v for a caller that may see it, if the caller is a system administrator.
+func (s *Server) removeVDC(w http.ResponseWriter, r *http.Request, v store.VDC) error {
 	if !principal(r).sysAdmin() {
 		return forbidden("only system administrators delete VDCs")
 	}

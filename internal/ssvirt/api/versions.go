@@ -7,8 +7,9 @@ import (
 )
 
 // APIVersions are the versions /api/versions advertises. 37.0 is the lowest Cloud Director's Go SDK (v3) logs in
-// with. 40.0 puts the SDK in its Tenant Manager mode, the only mode in which its typed organization and user calls
-// run; those calls are served. (The mode's other typed calls, /cloudapi/vcf/..., are not: see the chart's README.)
+// with. 40.0 puts the SDK in its Tenant Manager mode, the only mode in which its typed organization, user, virtual
+// datacenter (Region Quota) and content library calls run; those calls are served. (The mode's typed regions,
+// zones, supervisors, networking and uploads are not: see the chart's README.)
 var APIVersions = []string{"37.0", "40.0"}
 
 // SupportedVersions is /api/versions' document, as the SDK parses it.

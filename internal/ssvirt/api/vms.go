@@ -107,17 +107,7 @@ func (s *Server) listVAppVMs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	lr, err := parseList(r, vmFields)
-	if err != nil {
-		return err
-	}
-	vms, err := s.vappVMs(r, a)
-	if err != nil {
-		return err
-	}
-	out, total := window(lr, vms, VM.field)
-	writePage(w, r, lr.page, total, out)
-	return nil
+	return writeWindow(w, r, vmFields, func() ([]VM, error) { return s.vappVMs(r, a) }, VM.field)
 }
 
 // vm finds the VM of the path among the VMs of the vApp whose TemplateInstance made it, in the caller's scope:

@@ -9,17 +9,22 @@ import (
 
 // Catalog is an organization's view of the template catalog: its items are the Templates the process
 // discovers in Kubernetes, not rows.
+// OrgName is read, never written.
 type Catalog struct {
-	ID, OrgID, Name, Description string
-	CreatedAt                    time.Time
+	ID, OrgID, OrgName, Name, Description string
+	CreatedAt                             time.Time
 }
 
 const catalogColumns = "id, org_id, name, description, created_at"
 
+// catalogSelect reads a catalog with its organization's name (Cloud Director's clients use the name of an
+// entity's organization as their tenant context).
+const catalogSelect = "SELECT id, org_id, (SELECT o.name FROM organizations o WHERE o.id = catalogs.org_id) AS org_name, name, description, created_at FROM catalogs"
+
 func scanCatalog(row scanner) (Catalog, error) {
 	var c Catalog
 	var created int64
-	err := row.Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &created)
+	err := row.Scan(&c.ID, &c.OrgID, &c.OrgName, &c.Name, &c.Description, &created)
 	c.CreatedAt = fromMillis(created)
 	return c, classify(err)
 }
@@ -36,13 +41,20 @@ func (s *Store) CreateCatalog(ctx context.Context, c Catalog) (Catalog, error) {
 // GetCatalog returns a catalog the scope may see.
 func (s *Store) GetCatalog(ctx context.Context, sc Scope, id string) (Catalog, error) {
 	cond, args := sc.where("org_id")
-	return scanCatalog(s.queryRow(ctx, "SELECT "+catalogColumns+" FROM catalogs WHERE id = ?"+cond, append([]any{id}, args...)...))
+	return scanCatalog(s.queryRow(ctx, catalogSelect+" WHERE id = ?"+cond, append([]any{id}, args...)...))
 }
 
 // ListCatalogs pages through the catalogs the scope may see, by name.
 func (s *Store) ListCatalogs(ctx context.Context, sc Scope, q Query) ([]Catalog, int, error) {
 	cond, args := sc.where("org_id")
-	return list(ctx, s, "SELECT "+catalogColumns+" FROM catalogs", "SELECT COUNT(*) FROM catalogs", cond, args, q, "name, id", scanCatalog)
+	return list(ctx, s, catalogSelect, "SELECT COUNT(*) FROM catalogs", cond, args, q, "name, id", scanCatalog)
+}
+
+// AllCatalogs returns every catalog the scope may see, by name: the lists that span catalogs (their items) are
+// not rows and are paged after they are made.
+func (s *Store) AllCatalogs(ctx context.Context, sc Scope) ([]Catalog, error) {
+	cond, args := sc.where("org_id")
+	return all(ctx, s, catalogSelect+" WHERE 1 = 1"+cond+" ORDER BY name, id", args, scanCatalog)
 }
 
 // DeleteCatalog removes a catalog the scope may see.

@@ -235,6 +235,12 @@ func TestTenantScopes(t *testing.T) {
 		if _, err := s.GetCatalog(ctx, scopeA, cb.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("org a reads org b's catalog: %v", err)
 		}
+		if c, err := s.GetCatalog(ctx, store.Scope{OrgID: b.ID}, cb.ID); err != nil || c.OrgName != b.Name {
+			t.Errorf("org b reads its catalog: %+v, %v", c, err)
+		}
+		if all, err := s.AllCatalogs(ctx, scopeA); err != nil || len(all) != 0 {
+			t.Errorf("org a's catalogs: %+v, %v", all, err)
+		}
 		if _, err := s.GetVApp(ctx, scopeA, ab.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("org a reads org b's vApp: %v", err)
 		}

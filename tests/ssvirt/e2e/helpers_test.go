@@ -23,6 +23,15 @@ import (
 // client is a logged-in caller.
 type client struct {
 	base, token string
+	// tenantContext, when set, is sent as X-VMWARE-VCLOUD-TENANT-CONTEXT (a system administrator acting in it).
+	tenantContext string
+}
+
+// in is c acting in organization orgID through the tenant context.
+func (c *client) in(orgID string) *client {
+	cp := *c
+	cp.tenantContext = orgID
+	return &cp
 }
 
 func login(t *testing.T, inst *instance, user, org, password string) *client {
@@ -82,6 +91,9 @@ func (c *client) doH(t *testing.T, method, path string, body any, out any) (int,
 	req, _ := http.NewRequestWithContext(t.Context(), method, c.base+path, rd)
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.tenantContext != "" {
+		req.Header.Set(api.HeaderTenantContext, c.tenantContext)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	// The XML /api answers JSON when asked to; without this its errors would be XML.

@@ -1,0 +1,57 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// A Tenant Manager VDC becomes a VDC with the memory limit of its one zone; what a Kubernetes quota cannot keep
+// (MHz, reservations, several zones) or the server sets is refused rather than dropped.
+func TestTmVDCToVDC(t *testing.T) {
+	zone := func(a ResourceAllocation) []ZoneAllocation { return []ZoneAllocation{{ResourceAllocation: a}} }
+	got, err := TmVDC{Name: "web", Description: "d", Region: &Ref{ID: "r"}, Supervisors: []Ref{{ID: "s"}},
+		ZoneResourceAllocation: zone(ResourceAllocation{MemoryLimitMiB: 512})}.vdc()
+	if err != nil || got.Name != "web" || got.Description != "d" || got.ComputeCapacity.Memory.Limit != 512 || got.ComputeCapacity.CPU.Limit != 0 {
+		t.Errorf("vdc() = %+v, %v", got, err)
+	}
+	if got, err := (TmVDC{Name: "bare"}).vdc(); err != nil || got.ComputeCapacity.Memory.Limit != 0 {
+		t.Errorf("without allocation: %+v, %v", got, err)
+	}
+	for name, in := range map[string]TmVDC{
+		"cpu limit":          {Name: "x", ZoneResourceAllocation: zone(ResourceAllocation{CPULimitMHz: 1})},
+		"cpu reservation":    {Name: "x", ZoneResourceAllocation: zone(ResourceAllocation{CPUReservationMHz: 1})},
+		"memory reservation": {Name: "x", ZoneResourceAllocation: zone(ResourceAllocation{MemoryReservationMiB: 1})},
+		"two zones":          {Name: "x", ZoneResourceAllocation: append(zone(ResourceAllocation{}), zone(ResourceAllocation{})...)},
+		"id":                 {Name: "x", ID: "urn:vcloud:vdc:1"},
+		"status":             {Name: "x", Status: "READY"},
+	} {
+		if _, err := in.vdc(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A content library becomes a catalog; what a catalog is not (shared, subscribed, the provider's, in projects)
+// is refused, and autoAttach, which the SDK always sends, is not looked at.
+func TestContentLibraryToCatalog(t *testing.T) {
+	org := &Ref{ID: "urn:vcloud:org:1"}
+	got, err := ContentLibrary{Name: "lib", Description: "d", Org: org, LibraryType: "TENANT", StorageClasses: []Ref{{ID: "s"}},
+		SubscriptionConfig: json.RawMessage("null")}.catalog()
+	if err != nil || got.Name != "lib" || got.Description != "d" || got.Org != org {
+		t.Errorf("catalog() = %+v, %v", got, err)
+	}
+	for name, in := range map[string]ContentLibrary{
+		"provider":     {Name: "x", LibraryType: "PROVIDER"},
+		"shared":       {Name: "x", IsShared: true},
+		"subscribed":   {Name: "x", IsSubscribed: true},
+		"subscription": {Name: "x", SubscriptionConfig: json.RawMessage(`{"subscriptionUrl":"https://x"}`)},
+		"projects":     {Name: "x", IsProjectScoped: true},
+		"permissions":  {Name: "x", AllProjectsPermission: "READ_ONLY"},
+		"id":           {Name: "x", ID: "urn:vcloud:catalog:1"},
+		"version":      {Name: "x", VersionNumber: 2},
+	} {
+		if _, err := in.catalog(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
