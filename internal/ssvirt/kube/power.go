@@ -76,6 +76,11 @@ func (k *Cluster) advance(ctx context.Context, t store.Task, vm VM) error {
 	if vm.UID != t.OwnerID {
 		return nil
 	}
+	if vm.Generation < t.TargetGeneration {
+		// A view older than the task's own patch (an informer's cache lags the API server, and an earlier action's
+		// run strategy may still be in it): it says nothing of this task, whose own patch is yet to be seen.
+		return nil
+	}
 	switch t.Step {
 	case store.StepWaiting:
 		on := t.Operation == store.OpPowerOn
