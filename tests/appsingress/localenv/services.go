@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -163,15 +162,9 @@ func (e *Env) CreateAppsIngress(ctx context.Context, cluster string, p Ports) er
 
 // StartOperator builds cmd/apps-ingress-operator and runs it against the management cluster.
 func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process, error) {
-	root, err := repo.Root()
-	if err != nil {
-		return nil, err
-	}
 	bin := filepath.Join(e.dir, "apps-ingress-operator")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/apps-ingress-operator")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the operator: %w\n%s", err, out)
+	if err := repo.BuildCommand(ctx, "apps-ingress-operator", bin); err != nil {
+		return nil, err
 	}
 	p := s.Ports
 	op, err := localproc.Start("apps-ingress-operator", filepath.Join(e.dir, "operator.log"), []string{"KUBECONFIG=" + e.Mgmt.Kubeconfig()}, bin,
