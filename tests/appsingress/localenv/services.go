@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
@@ -116,14 +117,7 @@ func ConfigFiles(ctx context.Context, kube kubernetes.Interface, namespace, name
 // reloads HAProxy, until ctx ends. onDNS, if set, sees each new set of DNS files and when it was read.
 func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[string]string, at time.Time)) {
 	var lastDNS, lastProxy map[string]string
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, false, func(ctx context.Context) (bool, error) {
 		if files, ok, err := ConfigFiles(ctx, e.MgmtKube, OperatorNS, DNSMap, ConfigShards); err == nil && ok && !maps.Equal(files, lastDNS) {
 			if onDNS != nil {
 				onDNS(files, time.Now())
@@ -137,7 +131,8 @@ func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[s
 				lastProxy = files
 			}
 		}
-	}
+		return false, nil // until ctx ends
+	})
 }
 
 // CreateAppsIngress creates an AppsIngress for the hosted cluster named cluster, its Service named <cluster>-apps.
