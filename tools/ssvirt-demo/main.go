@@ -66,9 +66,7 @@ func run(ctx context.Context) error {
 
 	step("Building and starting ssvirt-api (SQLite in " + filepath.Join(dir, "ssvirt.db") + ")")
 	bin := filepath.Join(dir, "ssvirt-api")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/ssvirt-api")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := repo.BuildCommand(ctx, "ssvirt-api", bin); err != nil {
 		return err
 	}
 	port, err := freePort()

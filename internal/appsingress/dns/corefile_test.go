@@ -1,50 +1,25 @@
 package dns
 
 import (
-	"flag"
 	"maps"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/renderfile"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/appsingress/dns -update writes it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("render differs from %s (go test -update rewrites it):\n%s", path, got)
-	}
-}
 
 var opts = Options{Port: 5353, ProxyIPs: []netip.Addr{netip.MustParseAddr("172.30.0.10")}, Upstreams: []string{"/etc/resolv.conf"}, HealthAddr: ":8080", ReadyAddr: ":8181"}
 
 func TestRenderGolden(t *testing.T) {
 	files := Render(opts, routes.Examples()).All()
-	golden(t, "two-clusters", routes.Dump(files))
+	renderfile.Golden(t, "two-clusters", routes.Dump(files))
 	if len(files) != 4 {
 		t.Fatalf("want the Corefile, one shard's blocks and answers, and prod's VLAN zone (dev has no vlanCIDRs), got %v", slices.Sorted(maps.Keys(files)))
 	}
-	golden(t, "empty", routes.Dump(Render(Options{}, nil).All()))
+	renderfile.Golden(t, "empty", routes.Dump(Render(Options{}, nil).All()))
 }
 
 // corefile is everything the rendered Corefile imports, with it: the configuration CoreDNS parses.

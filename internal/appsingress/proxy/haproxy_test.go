@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,30 +8,8 @@ import (
 	"testing"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/renderfile"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/appsingress/proxy -update writes it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("render differs from %s (go test -update rewrites it):\n%s", path, got)
-	}
-}
 
 var opts = Options{HTTPPort: 8080, HTTPSPort: 8443, APIPort: 6443}
 
@@ -40,8 +17,8 @@ var opts = Options{HTTPPort: 8080, HTTPSPort: 8443, APIPort: 6443}
 func all(o Options, cs []routes.Cluster) string { return routes.Dump(Render(o, cs).All()) }
 
 func TestRenderGolden(t *testing.T) {
-	golden(t, "two-clusters", all(opts, routes.Examples()))
-	golden(t, "empty", all(Options{}, nil))
+	renderfile.Golden(t, "two-clusters", all(opts, routes.Examples()))
+	renderfile.Golden(t, "empty", all(Options{}, nil))
 }
 
 func TestRoutesBySNIAndHostToTheExternalIPs(t *testing.T) {

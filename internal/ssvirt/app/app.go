@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -144,19 +145,13 @@ const taskRetention = 24 * time.Hour
 
 // prune forgets logged-out sessions once their tokens have expired anyway, and tasks that ended long ago.
 func prune(ctx context.Context, st *store.Store, log logr.Logger) {
-	t := time.NewTicker(10 * time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := st.PruneRevokedSessions(ctx); err != nil {
-				log.Error(err, "pruning revoked sessions")
-			}
-			if err := st.PruneTasks(ctx, time.Now().Add(-taskRetention)); err != nil {
-				log.Error(err, "pruning tasks")
-			}
+	_ = wait.PollUntilContextCancel(ctx, 10*time.Minute, false, func(ctx context.Context) (bool, error) {
+		if err := st.PruneRevokedSessions(ctx); err != nil {
+			log.Error(err, "pruning revoked sessions")
 		}
-	}
+		if err := st.PruneTasks(ctx, time.Now().Add(-taskRetention)); err != nil {
+			log.Error(err, "pruning tasks")
+		}
+		return false, nil // until ctx ends
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
@@ -24,16 +25,11 @@ func restConfigForProbe(cfg *rest.Config) *rest.Config {
 
 // runHealth asks the API server's /readyz (readable by every authenticated subject) until ctx ends.
 func (k *Cluster) runHealth(ctx context.Context) error {
-	t := time.NewTicker(k.opts.HealthInterval)
-	defer t.Stop()
-	for {
+	_ = wait.PollUntilContextCancel(ctx, k.opts.HealthInterval, true, func(ctx context.Context) (bool, error) {
 		k.Probe(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+		return false, nil // until ctx ends
+	})
+	return nil
 }
 
 // Probe asks the API server's /readyz now and records the answer.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -204,18 +205,13 @@ func (k *Cluster) reconcileVM(ctx context.Context, req reconcile.Request) (recon
 
 // runDeadlines ends the tasks that are running past their deadline, every second, until ctx ends.
 func (k *Cluster) runDeadlines(ctx context.Context) error {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if err := k.expireTasks(ctx); err != nil && ctx.Err() == nil {
-				k.log.Error(err, "ending tasks past their deadline")
-			}
+	_ = wait.PollUntilContextCancel(ctx, time.Second, false, func(ctx context.Context) (bool, error) {
+		if err := k.expireTasks(ctx); err != nil && ctx.Err() == nil {
+			k.log.Error(err, "ending tasks past their deadline")
 		}
-	}
+		return false, nil // until ctx ends
+	})
+	return nil
 }
 
 func (k *Cluster) expireTasks(ctx context.Context) error {

@@ -9,6 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -147,17 +148,12 @@ func (k *Cluster) Enqueue(ns string) {
 }
 
 func (k *Cluster) runResync(ctx context.Context) error {
-	t := time.NewTicker(k.opts.ResyncPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if k.Available() {
-				k.Resync(ctx)
-				k.endAbandonedInstantiations(ctx)
-			}
+	_ = wait.PollUntilContextCancel(ctx, k.opts.ResyncPeriod, false, func(ctx context.Context) (bool, error) {
+		if k.Available() {
+			k.Resync(ctx)
+			k.endAbandonedInstantiations(ctx)
 		}
-	}
+		return false, nil // until ctx ends
+	})
+	return nil
 }

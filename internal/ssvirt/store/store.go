@@ -101,7 +101,8 @@ func sqliteDSN(path string) string {
 		sep = "&"
 	}
 	dsn := path + sep + "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)"
-	if path != ":memory:" && !strings.HasPrefix(path, "file::memory:") {
+	// A write-ahead log is a file beside the database's: an in-memory database has none.
+	if sqliteFile(path) != "" {
 		dsn += "&_pragma=journal_mode(WAL)"
 	}
 	return dsn

@@ -83,10 +83,9 @@ func drainNodeFromDir(dir string) error {
 func cleanupNode(dir string, before *HostState) error {
 	var errs []error
 	for _, cg := range cgroupDirs() {
-		if !strings.Contains(cg, "kubepods") || slices.Contains(before.Cgroups, cg) {
-			continue
+		if !slices.Contains(before.Cgroups, cg) {
+			killCgroup(cg)
 		}
-		killCgroup(cg)
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, f := range procs {

@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -202,16 +203,9 @@ func startConfigSync(ctx context.Context) func() {
 	go func() {
 		defer close(done)
 		var lastDNS, lastProxy map[string]string
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, false, func(ctx context.Context) (bool, error) {
 			if configSync.hold.Load() {
-				continue
+				return false, nil
 			}
 			if files, ok, err := localenv.ConfigFiles(ctx, mgmtKube, operatorNS, dnsMapName, localenv.ConfigShards); err == nil && ok && !maps.Equal(files, lastDNS) {
 				if err := dnsServer.Update(files); err != nil {
@@ -222,7 +216,7 @@ func startConfigSync(ctx context.Context) func() {
 			}
 			files, ok, err := localenv.ConfigFiles(ctx, mgmtKube, operatorNS, proxyMapName, localenv.ConfigShards)
 			if err != nil || !ok {
-				continue
+				return false, nil
 			}
 			if edit := configSync.proxyEdit.Load(); edit != nil {
 				files[controller.HAProxyKey] = (*edit)(files[controller.HAProxyKey])
@@ -233,7 +227,7 @@ func startConfigSync(ctx context.Context) func() {
 					}
 					lastProxy = files
 				}
-				continue
+				return false, nil
 			}
 			if !maps.Equal(files, lastProxy) {
 				if err := haproxyProc.Reload(files); err != nil {
@@ -242,7 +236,8 @@ func startConfigSync(ctx context.Context) func() {
 					lastProxy = files
 				}
 			}
-		}
+			return false, nil // until ctx ends
+		})
 	}()
 	return func() { cancel(); <-done }
 }

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
@@ -117,14 +117,7 @@ func ConfigFiles(ctx context.Context, kube kubernetes.Interface, namespace, name
 // reloads HAProxy, until ctx ends. onDNS, if set, sees each new set of DNS files and when it was read.
 func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[string]string, at time.Time)) {
 	var lastDNS, lastProxy map[string]string
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, false, func(ctx context.Context) (bool, error) {
 		if files, ok, err := ConfigFiles(ctx, e.MgmtKube, OperatorNS, DNSMap, ConfigShards); err == nil && ok && !maps.Equal(files, lastDNS) {
 			if onDNS != nil {
 				onDNS(files, time.Now())
@@ -138,7 +131,8 @@ func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[s
 				lastProxy = files
 			}
 		}
-	}
+		return false, nil // until ctx ends
+	})
 }
 
 // CreateAppsIngress creates an AppsIngress for the hosted cluster named cluster, its Service named <cluster>-apps.
@@ -163,15 +157,9 @@ func (e *Env) CreateAppsIngress(ctx context.Context, cluster string, p Ports) er
 
 // StartOperator builds cmd/apps-ingress-operator and runs it against the management cluster.
 func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process, error) {
-	root, err := repo.Root()
-	if err != nil {
-		return nil, err
-	}
 	bin := filepath.Join(e.dir, "apps-ingress-operator")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/apps-ingress-operator")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the operator: %w\n%s", err, out)
+	if err := repo.BuildCommand(ctx, "apps-ingress-operator", bin); err != nil {
+		return nil, err
 	}
 	p := s.Ports
 	op, err := localproc.Start("apps-ingress-operator", filepath.Join(e.dir, "operator.log"), []string{"KUBECONFIG=" + e.Mgmt.Kubeconfig()}, bin,

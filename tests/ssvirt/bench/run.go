@@ -43,10 +43,6 @@ type workbench struct {
 // run measures the same workload on each database in turn, against one control plane: SQLite, then PostgreSQL.
 func run(ctx context.Context, o options) (report, error) {
 	var rep report
-	root, err := repo.Root()
-	if err != nil {
-		return rep, err
-	}
 	dir, err := os.MkdirTemp("", "ssvirt-bench-")
 	if err != nil {
 		return rep, err
@@ -77,10 +73,8 @@ func run(ctx context.Context, o options) (report, error) {
 			return rep, err
 		}
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", b.bin, "./cmd/ssvirt-api")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return rep, fmt.Errorf("building ssvirt-api: %w", err)
+	if err := repo.BuildCommand(ctx, "ssvirt-api", b.bin); err != nil {
+		return rep, err
 	}
 	pg, err := pgserver.Start(ctx)
 	if err != nil {

@@ -49,10 +49,8 @@ func newReplicaSet(t *testing.T, dsn string) *replicaSet {
 	}
 	rs := &replicaSet{dir: t.TempDir(), dsn: dsn, key: base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 48)))}
 	rs.binary = filepath.Join(rs.dir, "ssvirt-api")
-	build := exec.CommandContext(ctx, "go", "build", "-o", rs.binary, "./cmd/ssvirt-api")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := repo.BuildCommand(ctx, "ssvirt-api", rs.binary); err != nil {
+		t.Fatal(err)
 	}
 	grantLease(t, root)
 	rs.kubeconfig = filepath.Join(rs.dir, "kubeconfig")

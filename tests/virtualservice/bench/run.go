@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -77,8 +76,8 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, err
 	}
 	bin := filepath.Join(dir, "virtualservice-operator")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/virtualservice-operator").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the operator: %w: %s", err, out)
+	if err := repo.BuildCommand(ctx, "virtualservice-operator", bin); err != nil {
+		return nil, err
 	}
 	res := &results{Services: o.services, DeveloperNamespaces: o.namespaces, OperatorQPS: o.qps, OperatorWorkers: o.workers,
 		OperatorBatchWindow: o.batchWindow.Seconds(), Relabelled: min(20, o.services)}
