@@ -275,14 +275,7 @@ func TestDiscoverCasesNamesCasesAfterCIValuesFiles(t *testing.T) {
 
 // A case named <other>-<more> refines the case <other>: its golden file shows only what it changes beyond <other>.
 func TestGoldenDiffsARefiningCaseFromTheCaseItRefines(t *testing.T) {
-	o := testdataGoldenWithChartCopy(t)
-	o.testsDir = testfiles.CopyDir(t, "testdata/tests")
-	testfiles.WriteFile(t, filepath.Join(o.chartsDir, "demo/ci/custom-polite-values.yaml"),
-		"greeting: hi\nfarewell: goodbye\nrequiredLabel: owner\n")
-	o.update = true
-	if err := runGolden(&bytes.Buffer{}, o); err != nil {
-		t.Fatal(err)
-	}
+	o := updateGoldenWithChartFile(t, "demo/ci/custom-polite-values.yaml", "greeting: hi\nfarewell: goodbye\nrequiredLabel: owner\n")
 	got := testfiles.ReadFile(t, filepath.Join(o.testsDir, "demo/golden/custom-polite.diff"))
 	want := "--- ci/custom-values.yaml\n+++ ci/custom-polite-values.yaml\n" +
 		"@@ -12 +12 @@ ConfigMap demo-settings demo/templates/configmap.yaml\n" +
@@ -294,18 +287,26 @@ func TestGoldenDiffsARefiningCaseFromTheCaseItRefines(t *testing.T) {
 
 // An object the case does not render is one removed line naming it: its text is in the base's golden file already.
 func TestGoldenNamesAnObjectACaseDropsInOneLine(t *testing.T) {
-	o := testdataGoldenWithChartCopy(t)
-	o.testsDir = testfiles.CopyDir(t, "testdata/tests")
-	testfiles.WriteFile(t, filepath.Join(o.chartsDir, "demo/templates/greeter.yaml"),
+	o := updateGoldenWithChartFile(t, "demo/templates/greeter.yaml",
 		"{{- if eq .Values.greeting \"hello\" }}\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: greeter\n  labels:\n    greets: \"yes\"\n{{- end }}\n")
-	o.update = true
-	if err := runGolden(&bytes.Buffer{}, o); err != nil {
-		t.Fatal(err)
-	}
 	got := testfiles.ReadFile(t, filepath.Join(o.testsDir, "demo/golden/custom.diff"))
 	testfiles.AssertContains(t, got, "-# Source: demo/templates/greeter.yaml (ServiceAccount greeter: not rendered)\n")
 	if strings.Contains(got, "greets") {
 		t.Errorf("the dropped object's text is repeated:\n%s", got)
 	}
 	testfiles.AssertContains(t, testfiles.ReadFile(t, filepath.Join(o.testsDir, "demo/golden/default.yaml")), "    greets: \"yes\"\n")
+}
+
+// updateGoldenWithChartFile adds a file to a copy of the test chart and writes its golden files into a copy of the
+// test's golden directory, whose options it returns.
+func updateGoldenWithChartFile(t *testing.T, file, content string) goldenOptions {
+	t.Helper()
+	o := testdataGoldenWithChartCopy(t)
+	o.testsDir = testfiles.CopyDir(t, "testdata/tests")
+	testfiles.WriteFile(t, filepath.Join(o.chartsDir, file), content)
+	o.update = true
+	if err := runGolden(&bytes.Buffer{}, o); err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
