@@ -29,6 +29,8 @@ type results struct {
 	Missed []string `json:"missed,omitempty"`
 	// AllReadySeconds: from creating the first AppsIngress until all are Ready.
 	AllReadySeconds float64 `json:"allReadySeconds"`
+	// Floor: as many LoadBalancer Services made straight in the hosted cluster, in the same run, until all have IPs.
+	Floor floor `json:"floor"`
 	// RenderSeconds: one full render of the DNS files (Corefile and zone files) and haproxy.cfg for every cluster (in
 	// process); DNSBytes is the size of all DNS files together.
 	RenderSeconds float64 `json:"renderSeconds"`
@@ -51,7 +53,10 @@ func (r *results) Print(w io.Writer) {
 	} {
 		fmt.Fprintf(tw, "%s\tp50 %.3fs\tp95 %.3fs\tmax %.3fs\t(%d)\n", l.name, l.l.P50Seconds, l.l.P95Seconds, l.l.MaxSeconds, l.l.Samples)
 	}
-	fmt.Fprintf(tw, "all Ready\t%.1fs\n", r.AllReadySeconds)
+	fmt.Fprintf(tw, "floor: %d LoadBalancer Services alone, create → IP\tp50 %.3fs\tp95 %.3fs\tmax %.3fs\n", r.Floor.Services,
+		r.Floor.CreateToIP.P50Seconds, r.Floor.CreateToIP.P95Seconds, r.Floor.CreateToIP.MaxSeconds)
+	fmt.Fprintf(tw, "floor: all IPs\t%.1fs\n", r.Floor.AllIPsSeconds)
+	fmt.Fprintf(tw, "all Ready\t%.1fs\t(%.1f× the floor)\n", r.AllReadySeconds, r.AllReadySeconds/r.Floor.AllIPsSeconds)
 	fmt.Fprintf(tw, "full render\t%.2fms\t(DNS files %d B, haproxy.cfg %d B)\n", r.RenderSeconds*1000, r.DNSBytes, r.HAProxyBytes)
 	fmt.Fprintf(tw, "operator peak RSS\t%.1f MiB\n", r.OperatorPeakRSSMiB)
 	for _, m := range r.Missed {

@@ -61,6 +61,14 @@ func run(ctx context.Context, o options) (*results, error) {
 		}
 	})
 
+	fl, err := measureFloor(ctx, e, o.clusters, ipSeen)
+	if err != nil {
+		return nil, err
+	}
+	// Printed now too: a fleet that does not become Ready within --timeout ends the run without its table.
+	fmt.Fprintf(os.Stderr, "floor: %d LoadBalancer Services alone: all IPs in %.1fs (create → IP p50 %.3fs, p95 %.3fs)\n",
+		fl.Services, fl.AllIPsSeconds, fl.CreateToIP.P50Seconds, fl.CreateToIP.P95Seconds)
+
 	names := make([]string, o.clusters)
 	for i := range names {
 		names[i] = fmt.Sprintf("b%03d", i)
@@ -75,7 +83,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w\noperator log:\n%s", err, op.Logs())
 	}
-	res := &results{Clusters: o.clusters, AllReadySeconds: allReady.Sub(start).Seconds()}
+	res := &results{Clusters: o.clusters, AllReadySeconds: allReady.Sub(start).Seconds(), Floor: fl}
 
 	statusIPs, err := readyIPs(ctx, e)
 	if err != nil {
