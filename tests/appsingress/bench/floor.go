@@ -32,32 +32,20 @@ func measureFloor(ctx context.Context, e *localenv.Env, n int, seen *stamps) (fl
 	created := make([]time.Time, n)
 	name := func(i int) string { return fmt.Sprintf("floor-%04d", i) }
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	sem := make(chan struct{}, 16) // as many at once as the fleet's creations reach the hosted API server
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			noNodePorts := false
-			_, errs[i] = services.Create(ctx, &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: name(i), Labels: floorLabels,
-					Annotations: map[string]string{"metallb.io/address-pool": localenv.PoolName}},
-				Spec: corev1.ServiceSpec{
-					Type: corev1.ServiceTypeLoadBalancer, AllocateLoadBalancerNodePorts: &noNodePorts,
-					Ports: []corev1.ServicePort{{Name: "https", Port: 443, Protocol: corev1.ProtocolTCP}},
-				},
-			}, metav1.CreateOptions{})
-			created[i] = time.Now()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return floor{}, fmt.Errorf("creating the floor's Services: %w", err)
-		}
+	noNodePorts := false
+	if err := fanOut(n, func(i int) error {
+		_, err := services.Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name(i), Labels: floorLabels,
+				Annotations: map[string]string{"metallb.io/address-pool": localenv.PoolName}},
+			Spec: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeLoadBalancer, AllocateLoadBalancerNodePorts: &noNodePorts,
+				Ports: []corev1.ServicePort{{Name: "https", Port: 443, Protocol: corev1.ProtocolTCP}},
+			},
+		}, metav1.CreateOptions{})
+		created[i] = time.Now()
+		return err
+	}); err != nil {
+		return floor{}, fmt.Errorf("creating the floor's Services: %w", err)
 	}
 	f := floor{Services: n}
 	latencies := make([]time.Duration, n)
@@ -78,20 +66,8 @@ func measureFloor(ctx context.Context, e *localenv.Env, n int, seen *stamps) (fl
 	f.AllIPsSeconds, f.CreateToIP = last.Sub(start).Seconds(), bench.Summarise(latencies)
 
 	// Services have no deletecollection: one by one, as many at once as they were created.
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			errs[i] = services.Delete(ctx, name(i), metav1.DeleteOptions{})
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return floor{}, fmt.Errorf("deleting the floor's Services: %w", err)
-		}
+	if err := fanOut(n, func(i int) error { return services.Delete(ctx, name(i), metav1.DeleteOptions{}) }); err != nil {
+		return floor{}, fmt.Errorf("deleting the floor's Services: %w", err)
 	}
 	only := metav1.ListOptions{LabelSelector: "bench=floor"}
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
@@ -99,4 +75,26 @@ func measureFloor(ctx context.Context, e *localenv.Env, n int, seen *stamps) (fl
 		return err == nil && len(list.Items) == 0, nil
 	})
 	return f, err
+}
+
+// fanOut runs f for 0..n-1, 16 at once (as many as the fleet's creations reach the hosted API server), and returns
+// the first error by index.
+func fanOut(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = f(i)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
