@@ -79,9 +79,12 @@ func runGolden(out io.Writer, o goldenOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := addVariantBodies(generated, o.sync); err != nil {
+	// One plan serves both the names of the variants' whole files and the sync check below.
+	plan, err := planSync(o.sync)
+	if err != nil {
 		return err
 	}
+	addVariantBodies(generated, plan)
 	g := goldenRun{options: o, generated: generated, renders: map[string]cachedRender{}}
 	var tally results.Tally
 	goldenSuite := junit.Suite{Name: "golden"}
@@ -99,9 +102,9 @@ func runGolden(out io.Writer, o goldenOptions) error {
 		goldenSuite.Cases = append(goldenSuite.Cases, tc)
 	}
 	// A stale policies/ is a stale golden file too: both are the chart's output, committed.
-	syncCase := checkSyncCase(out, o.sync)
-	tally.Add(syncCase)
-	suites := []junit.Suite{goldenSuite, {Name: "sync-policies", Cases: []junit.Case{syncCase}}}
+	syncResult := syncCase(out, o.sync, plan, nil)
+	tally.Add(syncResult)
+	suites := []junit.Suite{goldenSuite, {Name: "sync-policies", Cases: []junit.Case{syncResult}}}
 	return tally.Finish(out, o.junitFile, suites)
 }
 

@@ -176,18 +176,13 @@ func generatedBodies(dir string) (map[string]string, error) {
 // addVariantBodies maps the body of every policy sync-policies commits as a diff from another (SyncOptions'
 // variantSuffix) to its path: its whole file is scratch, possibly not written yet, so the body is the one the chart
 // renders now. That is no blind spot: the committed diff is checked, and a stale one fails the sync check.
-func addVariantBodies(bodies map[string]string, o SyncOptions) error {
-	plan, err := planSync(o)
-	if err != nil {
-		return err
-	}
+func addVariantBodies(bodies map[string]string, plan syncPlan) {
 	for _, path := range plan.variants {
 		_, body, _ := strings.Cut(string(plan.want[path]), "\n")
 		if _, taken := bodies[body]; !taken {
 			bodies[body] = filepath.ToSlash(path) + ", committed as its diff " + filepath.Base(variantDiffPath(path))
 		}
 	}
-	return nil
 }
 
 // crdFile is a CRD kept as a file of a chart, which a template renders.

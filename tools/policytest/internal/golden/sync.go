@@ -549,8 +549,13 @@ func WriteScratch(out io.Writer, o SyncOptions) error {
 
 // checkSyncCase is the --check mode as a test result, so golden can report it with its own cases.
 func checkSyncCase(out io.Writer, o SyncOptions) junit.Case {
-	tc := junit.Case{Name: o.outDir, Classname: "sync-policies"}
 	plan, err := planSync(o)
+	return syncCase(out, o, plan, err)
+}
+
+// syncCase reports a plan (or the error planning it) as the --check result.
+func syncCase(out io.Writer, o SyncOptions, plan syncPlan, err error) junit.Case {
+	tc := junit.Case{Name: o.outDir, Classname: "sync-policies"}
 	if err != nil {
 		tc.Failure = "cannot compare " + o.outDir + " with " + o.chartDir
 		tc.Details = err.Error()

@@ -42,9 +42,11 @@ func TestSyncCommitsAVariantPolicyAsItsDiffFromItsBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := addVariantBodies(bodies, o); err != nil {
+	plan, err := planSync(o)
+	if err != nil {
 		t.Fatal(err)
 	}
+	addVariantBodies(bodies, plan)
 	_, body, _ := strings.Cut(testfiles.ReadFile(t, whole), "\n")
 	if got := bodies[body]; !strings.HasPrefix(got, filepath.ToSlash(whole)+", committed as its diff ") {
 		t.Errorf("golden names the variant %q", got)
