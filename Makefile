@@ -107,7 +107,7 @@ test: $(TEST_TARGETS) ## Everything CI runs: moon run lint, unit, golden, policy
 	@$(if $(IS_ROOT),:,echo "make test: the node tier (make e2e-node) was not run: it needs root")
 
 .PHONY: lint
-lint: vet golangci-lint deps-check helm-lint docs-check generate-check ## Static checks: go vet, golangci-lint, shipped deps, helm lint, chart READMEs, generated code and CRDs
+lint: tree-check vet golangci-lint deps-check helm-lint docs-check generate-check ## Static checks: committed files, go vet, golangci-lint, shipped deps, helm lint, chart READMEs, generated code and CRDs
 
 .PHONY: moon-lint
 moon-lint: bin/moon ## `moon run lint` (the root project's lint task, which is `make lint`)
@@ -118,6 +118,12 @@ vet: ## go vet ./...
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./tests/...
 	$(GO) vet -tags devcluster ./internal/testkit/devcluster/
+
+# Only source is committed: no binary (ELF, Mach-O, PE, archives) and nothing over 1 MiB unless
+# tools/treecheck/allowed.txt lists it.
+.PHONY: tree-check
+tree-check: ## Fail if git tracks a binary or a file larger than 1 MiB (allow-list: tools/treecheck/allowed.txt)
+	$(GO) run ./tools/treecheck
 
 # One-way imports: a binary that ships is its product's code and libraries, never what only tests or builds it.
 .PHONY: deps-check
