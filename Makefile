@@ -72,11 +72,11 @@ TEST_TARGETS += $(if $(IS_ROOT),e2e-node)
 # installed): HAProxy for the apps-ingress proxy, PostgreSQL's server for ssvirt-api's store
 # (internal/testkit/pgserver).
 DEBIAN_PACKAGES := haproxy=haproxy postgresql=pg_ctl
-# A node (the node tier, `devcluster up --with-node`) also runs containerd, runc, the CNI plugins, conntrack and
-# iptables, and the node tier makes images of busybox-static (HAProxy's shell) and curl (`helm test`). They are
-# installed only for root, who alone can run a node.
+# A node (the node tier, `devcluster up --with-node`) also runs containerd, runc, the CNI plugins, conntrack, iptables
+# and tini (the first process of the node's PID namespace), and the node tier makes images of busybox-static
+# (HAProxy's shell) and curl (`helm test`). They are installed only for root, who alone can run a node.
 NODE_DEBIAN_PACKAGES := containerd=containerd runc=runc containernetworking-plugins=/usr/lib/cni/bridge conntrack=conntrack iptables=iptables-save \
-	busybox-static=/bin/busybox curl=curl bind9-dnsutils=dig openssl=openssl
+	busybox-static=/bin/busybox curl=curl bind9-dnsutils=dig openssl=openssl tini=tini
 DEBIAN_PACKAGES += $(if $(IS_ROOT),$(NODE_DEBIAN_PACKAGES))
 
 # Go packages `make unit` tests; a product's moon project narrows it to its own packages.
@@ -245,7 +245,7 @@ e2e-appsingress: appsingress-binaries
 # The node tier: the local cluster with a node (containerd, kubelet, kube-proxy, kube-scheduler, cluster DNS), every
 # chart installed from charts/<chart> with `helm install --wait` and its image from `make images`, each product proven
 # through its Pods, and the host left as found. One node per machine, so the packages run one at a time.
-NODE_TIER_PKGS := ./internal/testkit/nodetier/ $(foreach p,$(E2E_PRODUCTS),./tests/$(p)/e2e/node/)
+NODE_TIER_PKGS := ./internal/testkit/nodecanary/ ./internal/testkit/nodetier/ $(foreach p,$(E2E_PRODUCTS),./tests/$(p)/e2e/node/)
 
 .PHONY: e2e-node
 e2e-node: debian-packages devcluster-binaries appsingress-binaries images | $(JUNIT_DIR) ## The node tier: every chart on a real node (root on Linux)

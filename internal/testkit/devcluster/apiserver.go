@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// serviceCIDR is --service-cluster-ip-range; nothing routes to it, but Services need addresses.
+// serviceCIDR is --service-cluster-ip-range, routed to the node when there is one (kube-proxy's rules are there).
 const serviceCIDR = "10.96.0.0/16"
 
-// apiserverHost is the address the API server serves on: loopback, or with a node the node's address, because the
-// API server publishes it as the `kubernetes` Service's endpoint and refuses a loopback one there.
+// apiserverHost is the address the API server serves on: loopback, or with a node the host's end of the node's link,
+// because the API server publishes it as the `kubernetes` Service's endpoint and refuses a loopback one there.
 func (c *Cluster) apiserverHost() string {
 	switch {
 	case c.opts.APIServerAddress != "":
 		return c.opts.APIServerAddress
 	case c.opts.WithNode:
-		return NodeIP
+		return HostIP
 	}
 	return "127.0.0.1"
 }

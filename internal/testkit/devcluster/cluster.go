@@ -62,8 +62,8 @@ type Options struct {
 	// NetworkAttachmentDefinition CRD: a Pod annotated k8s.v1.cni.cncf.io/networks gets a secondary interface per
 	// attachment, as on clusters that give Pods a leg in a VLAN. Only with WithNode.
 	WithMultus bool
-	// APIServerAddress is the address the API server serves on instead of 127.0.0.1 (with WithNode, NodeIP):
-	// NodeIP for a second cluster that Pods of another cluster's node must reach.
+	// APIServerAddress is the address the API server serves on instead of 127.0.0.1 (with WithNode, HostIP):
+	// HostIP for a second cluster that Pods of another cluster's node must reach.
 	APIServerAddress string
 	// KyvernoArgs are flags given to both Kyverno controllers after the chart's, replacing those of the same name.
 	KyvernoArgs []string
@@ -170,7 +170,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		kyvernoWebhook: p[3], kyvernoMetrics: p[4], backgroundMetrics: p[5],
 	}
 	if c.opts.WithNode {
-		if err := c.prepareNode(); err != nil {
+		if err := c.prepareNode(ctx); err != nil {
 			return err
 		}
 	}
@@ -372,9 +372,9 @@ func (c *Cluster) StartComponent(ctx context.Context, component string) error {
 	if c.node != nil {
 		switch component {
 		case ComponentScheduler:
-			ready = c.healthz(c.node.ports.scheduler, true)
+			ready = c.healthz("127.0.0.1", c.node.ports.scheduler, true)
 		case ComponentKubeProxy:
-			ready = c.healthz(c.node.ports.proxyHealthz, false)
+			ready = c.healthz(NodeIP, c.node.ports.proxyHealthz, false)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
@@ -417,8 +417,8 @@ func (c *Cluster) stopAll() error {
 	for _, p := range stopGroups(procs) {
 		errs = append(errs, stopParallel(p))
 	}
-	if c.node != nil && c.node.before != nil {
-		errs = append(errs, cleanupNode(c.dir, c.node.before))
+	if c.node != nil {
+		errs = append(errs, cleanupNode(c.node.ns))
 	}
 	return errors.Join(errs...)
 }
@@ -465,7 +465,12 @@ func Down(dir string) error {
 	if err := checkClusterDir(dir); err != nil {
 		return err
 	}
-	before, nodeErr := loadHostState(newNodePaths(dir).hostBefore)
+	// The machine's node is this cluster's if its processes name dir, or if none is left (a killed run's empty
+	// cgroups); another cluster's running node is not this Down's to stop.
+	_, nodeErr := os.Stat(newNodePaths(dir).root)
+	if nodeErr == nil && !nodeOwnedBy(dir) {
+		nodeErr = os.ErrNotExist
+	}
 	if nodeErr == nil {
 		if err := drainNodeFromDir(dir); err != nil {
 			fmt.Fprintf(os.Stderr, "devcluster: stopping the node's Pods: %v\n", err)
@@ -509,7 +514,7 @@ func Down(dir string) error {
 	}
 	flush()
 	if nodeErr == nil {
-		errs = append(errs, cleanupNode(dir, before))
+		errs = append(errs, cleanupNode(nil))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -16,8 +16,9 @@ import (
 	"strings"
 )
 
-// HostState is what a node changes on the host it runs on, recorded before the node starts so that its teardown can
-// put back exactly that, and a test can prove it did.
+// HostState is what a node could change on the host it runs on if it were not isolated, recorded before the node
+// starts and after it stops: the check that the node's namespaces kept everything it did to themselves. Nothing
+// restores from it.
 type HostState struct {
 	Sysctls  map[string]string   `json:"sysctls"`
 	Iptables map[string][]string `json:"iptables"` // per command (iptables, ip6tables): the normalised save output
@@ -29,7 +30,7 @@ type HostState struct {
 }
 
 // hostPaths are the places the kubelet, containerd's shims and the CNI plugins use whatever directories they are
-// given.
+// given (privatePaths inside the node).
 var hostPaths = []string{
 	"/var/log/containers", "/var/log/pods", "/var/lib/kubelet", "/run/containerd", "/var/lib/cni", "/run/netns",
 	"/etc/cni",
@@ -191,9 +192,9 @@ func mountPoints() ([]string, error) {
 	return slices.Compact(out), s.Err()
 }
 
-// cgroupDirs lists the node's cgroups, the kubelet's kubepods two levels deep under every hierarchy. Only those:
-// other programs on the machine create and remove cgroups of their own meanwhile, which are neither the node's to
-// remove nor a sign that it left something behind.
+// cgroupDirs lists the cgroups a kubelet makes, kubepods two levels deep under every hierarchy, and the node's own.
+// Only those: other programs on the machine create and remove cgroups of their own meanwhile, which are no sign that
+// the node left something behind.
 func cgroupDirs() []string {
 	var out []string
 	hierarchies, _ := filepath.Glob("/sys/fs/cgroup/*")
@@ -211,7 +212,9 @@ func cgroupDirs() []string {
 	return out
 }
 
-func nodeCgroup(dir string) bool    { return strings.Contains(dir, "kubepods") }
+func nodeCgroup(dir string) bool {
+	return strings.Contains(dir, "kubepods") || filepath.Base(dir) == cgroupParent
+}
 func notNodeCgroup(dir string) bool { return !nodeCgroup(dir) }
 
 func nonEmptyLines(b []byte) []string {

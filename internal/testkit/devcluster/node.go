@@ -10,13 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/netns"
 )
 
 // Node components, in start order after the control plane.
@@ -32,20 +33,25 @@ const (
 type node struct {
 	paths  nodePaths
 	before *HostState
+	ns     *netns.Namespace
 	ports  struct{ kubelet, kubeletHealthz, proxyHealthz, proxyMetrics, scheduler int }
 }
 
-// prepareNode claims the machine's one node, records the host's state and creates the node's link, before the
-// API server starts: it serves on the node's address, which Pods can reach.
-func (c *Cluster) prepareNode() error {
+// prepareNode claims the machine's one node, records the host's state (for the check after it stops) and makes the
+// node's namespaces and link, before the API server starts: it serves on the host's end of that link, which Pods
+// can reach.
+func (c *Cluster) prepareNode(ctx context.Context) error {
 	if err := nodePrerequisites(); err != nil {
 		return err
 	}
-	if err := claimNode(c.dir); err != nil {
+	if err := claimNode(); err != nil {
 		return err
 	}
 	n := &node{paths: newNodePaths(c.dir)}
 	c.node = n
+	if err := refuseConflicts(); err != nil {
+		return err
+	}
 	for _, d := range []string{n.paths.root, n.paths.cniConf, n.paths.cniIPAM, n.paths.cniBin, n.paths.multusCache, n.paths.kubeletRoot, n.paths.images, n.paths.volumes} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -63,28 +69,7 @@ func (c *Cluster) prepareNode() error {
 		return err
 	}
 	n.ports.kubelet, n.ports.kubeletHealthz, n.ports.proxyHealthz, n.ports.proxyMetrics, n.ports.scheduler = p[0], p[1], p[2], p[3], p[4]
-	for _, args := range [][]string{
-		{"link", "add", nodeLink, "type", "bridge"},
-		{"addr", "add", NodeIP + "/32", "dev", nodeLink},
-		{"link", "set", nodeLink, "up"},
-		{"route", "add", serviceCIDR, "dev", nodeLink},
-	} {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	// Pods reach the node, Services and each other; a packet from the Pods' bridge to anywhere else is dropped,
-	// so no Pod's traffic leaves the machine.
-	for _, rule := range [][]string{
-		{"-N", podEgressChain},
-		{"-A", podEgressChain, "-i", podBridge, "!", "-o", podBridge, "-j", "DROP"},
-		{"-I", "FORWARD", "-j", podEgressChain},
-	} {
-		if out, err := exec.Command("iptables", rule...).CombinedOutput(); err != nil {
-			return fmt.Errorf("iptables %s: %w: %s", strings.Join(rule, " "), err, out)
-		}
-	}
-	return nil
+	return c.isolateNode(ctx)
 }
 
 // podEgressChain is the node's filter chain in FORWARD: what Pods may send where.
@@ -96,10 +81,10 @@ func NodeAvailable() error { return nodePrerequisites() }
 // nodePrerequisites explains what a node needs that this machine lacks.
 func nodePrerequisites() error {
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		return errors.New("devcluster: a node needs root on Linux (it creates links, iptables rules, mounts and cgroups)")
+		return errors.New("devcluster: a node needs root on Linux (it makes namespaces, links, mounts and cgroups)")
 	}
 	var missing []string
-	for _, cmd := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "iptables", "conntrack", "ip"} {
+	for _, cmd := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "iptables", "conntrack", "ip", "unshare", "nsenter", "tini"} {
 		if _, err := exec.LookPath(cmd); err != nil {
 			missing = append(missing, cmd)
 		}
@@ -111,36 +96,6 @@ func nodePrerequisites() error {
 		return fmt.Errorf("devcluster: a node needs %s: run `make debian-packages` as root", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-// claimNode records dir as the owner of this machine's node. A node whose processes are gone (a test binary that
-// was killed) is cleaned up first; a running one is refused.
-func claimNode(dir string) error {
-	if b, err := os.ReadFile(nodeOwnerFile); err == nil {
-		owner := strings.TrimSpace(string(b))
-		if owner != dir && nodeRunning(owner) {
-			return fmt.Errorf("devcluster: a node already runs on this machine, from %s; one node per machine: stop it with `go run ./tools/devcluster down --dir %s`", owner, owner)
-		}
-		if owner != dir {
-			if err := Down(owner); err != nil {
-				return fmt.Errorf("devcluster: cleaning up the node left by %s: %w", owner, err)
-			}
-		}
-	}
-	return os.WriteFile(nodeOwnerFile, []byte(dir+"\n"), 0o644)
-}
-
-func nodeRunning(dir string) bool {
-	for _, name := range []string{ComponentContainerd, ComponentKubelet} {
-		b, err := os.ReadFile(pidPath(dir, name))
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && alive(pid) && ownedBy(pid, dir) {
-			return true
-		}
-	}
-	return false
 }
 
 // startNode starts containerd, cluster DNS, the scheduler, the kubelet and kube-proxy, and returns once the node is
@@ -167,11 +122,12 @@ func (c *Cluster) startNode(ctx context.Context) error {
 	if err := c.run(ctx, c.nodeProcess(ComponentClusterDNS, c.bins[binCoreDNS.file], "-conf", n.paths.corefile), c.clusterDNSReady); err != nil {
 		return err
 	}
-	if err := c.run(ctx, c.nodeProcess(ComponentScheduler, c.bins[binScheduler.file],
-		"--kubeconfig="+n.paths.schedulerKubeconfig, "--authentication-kubeconfig="+n.paths.schedulerKubeconfig,
-		"--authorization-kubeconfig="+n.paths.schedulerKubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1",
+	// The scheduler is a control-plane component: it runs on the host beside the API server.
+	if err := c.run(ctx, &process{name: ComponentScheduler, dataDir: c.dir, bin: c.bins[binScheduler.file], args: []string{
+		"--kubeconfig=" + n.paths.schedulerKubeconfig, "--authentication-kubeconfig=" + n.paths.schedulerKubeconfig,
+		"--authorization-kubeconfig=" + n.paths.schedulerKubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", n.ports.scheduler), "--profiling=false",
-	), c.healthz(n.ports.scheduler, true)); err != nil {
+	}}, c.healthz("127.0.0.1", n.ports.scheduler, true)); err != nil {
 		return err
 	}
 	if err := c.run(ctx, c.nodeProcess(ComponentKubelet, c.bins[binKubelet.file],
@@ -181,14 +137,17 @@ func (c *Cluster) startNode(ctx context.Context) error {
 		return err
 	}
 	if err := c.run(ctx, c.nodeProcess(ComponentKubeProxy, c.bins[binKubeProxy.file], "--config="+n.paths.proxyConfig),
-		c.healthz(n.ports.proxyHealthz, false)); err != nil {
+		c.healthz(NodeIP, n.ports.proxyHealthz, false)); err != nil {
 		return err
 	}
 	return c.createLocalVolumes(ctx)
 }
 
+// nodeProcess is a component that runs on the node: in its cgroup and its network and mount namespaces. containerd
+// also joins the node's PID namespace, where its shims and the containers then run.
 func (c *Cluster) nodeProcess(name, bin string, args ...string) *process {
-	return &process{name: name, bin: bin, args: args, dataDir: c.dir}
+	enter := c.node.ns.EnterArgs(c.dir, name == ComponentContainerd)
+	return &process{name: name, bin: bin, args: args, dataDir: c.dir, wrap: append(cgroupWrap(), enter...)}
 }
 
 // writeNodeFiles writes the configuration, certificates and kubeconfigs of the node's components.
@@ -305,10 +264,10 @@ func (c *Cluster) nodeReady(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// healthz polls a component's /healthz on loopback (HTTPS with its self-signed certificate, or HTTP).
-func (c *Cluster) healthz(port int, https bool) func(context.Context) (bool, error) {
+// healthz polls a component's /healthz at host:port (HTTPS with its self-signed certificate, or HTTP).
+func (c *Cluster) healthz(host string, port int, https bool) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
-		return probeHealthz(ctx, port, https)
+		return probeHealthz(ctx, host, port, https)
 	}
 }
 
@@ -316,20 +275,30 @@ func (c *Cluster) healthz(port int, https bool) func(context.Context) (bool, err
 // in place; zero without a node.
 func (c *Cluster) NodeReadyIn() time.Duration { return c.nodeReadyIn }
 
-// AllowPodsTo lets the Pods' packets leave through link, a link the caller created on this machine (the node drops
-// every other way out, so that nothing leaves the machine). The returned function takes the permission back.
+// AllowPodsTo lets the Pods' packets leave through link, a link the caller gave the node (see Namespace; the node
+// drops every other way out, so that nothing leaves the machine). The returned function takes the permission back.
 func (c *Cluster) AllowPodsTo(link string) (func() error, error) {
 	if c.node == nil {
 		return nil, errors.New("devcluster: AllowPodsTo needs a cluster started WithNode")
 	}
 	rule := []string{podEgressChain, "-i", podBridge, "-o", link, "-j", "ACCEPT"}
-	if out, err := exec.Command("iptables", append([]string{"-I"}, rule...)...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("iptables -I %s: %w: %s", strings.Join(rule, " "), err, out)
+	ctx := context.Background()
+	if err := c.node.ns.Run(ctx, "iptables", append([]string{"-I"}, rule...)...); err != nil {
+		return nil, err
 	}
 	return func() error {
-		if out, err := exec.Command("iptables", append([]string{"-D"}, rule...)...).CombinedOutput(); err != nil {
-			return fmt.Errorf("iptables -D %s: %w: %s", strings.Join(rule, " "), err, out)
+		if !c.node.ns.Alive() {
+			return nil // gone with the node
 		}
-		return nil
+		return c.node.ns.Run(ctx, "iptables", append([]string{"-D"}, rule...)...)
 	}, nil
+}
+
+// Namespace is the node's: tests run commands in it (ip, iptables, dig), listen in it, or move links into it by its
+// PID, as on a machine whose node has more than one network. Nil without a node.
+func (c *Cluster) Namespace() *netns.Namespace {
+	if c.node == nil {
+		return nil
+	}
+	return c.node.ns
 }

@@ -8,23 +8,28 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The node's names and addresses. Every address lives on links the node creates (nodeLink for the node, the API
-// server and cluster DNS; podBridge for Pods) in the benchmarking range 198.18.0.0/15, which is never routed off a
-// machine; the Service range is routed to nodeLink, so an address without endpoints goes nowhere either.
+// The node's names and addresses. Every address lives on links the node creates, in the benchmarking range
+// 198.18.0.0/15, which is never routed off a machine: a veth pair joins the host (nodeLink, HostIP) to the node's
+// network namespace (nodeIface, NodeIP), and the Pods' bridge (podBridge) is inside that namespace. The Pods' and the
+// Services' ranges are routed from the host to the node, and the node has no default route.
 const (
 	NodeName = "devcluster-node"
-	// NodeIP is the node's address, the API server's and cluster DNS's: a server a test runs on the host for Pods
-	// (a database, say) listens here.
-	NodeIP    = "198.18.0.1"
+	// HostIP is the host's end of the node's link, where the API server serves: a server a test runs on the host for
+	// Pods (a database, a second cluster's API server, an ingress controller) listens here.
+	HostIP = "198.18.0.1"
+	// NodeIP is the node's address: the kubelet's, cluster DNS's, NodePorts' and hostNetwork Pods'.
+	NodeIP         = "198.18.0.2"
+	nodeLinkPrefix = "/30"
+	// nodeRange holds every address of the node's; the node refuses to start where the host routes any of it.
+	nodeRange = "198.18.0.0/16"
 	nodeLink  = "vi-node0"
+	nodeIface = "eth0"
 	podBridge = "vi-cni0"
 	podCIDR   = "198.18.1.0/24"
 	// PodCIDR is the Pods' addresses, for a host server's access rules.
 	PodCIDR = podCIDR
 	// clusterDomain is the kubelet's and cluster DNS's domain.
 	clusterDomain = "cluster.local"
-	// nodeOwnerFile names the data directory of the node running on this machine: one node per machine.
-	nodeOwnerFile = "/run/devcluster-node.owner"
 	// cniBinDir is where Debian's containernetworking-plugins puts the plugins.
 	cniBinDir = "/usr/lib/cni"
 	// pauseImage is the sandbox image built from tools/devcluster/pause.
@@ -40,7 +45,7 @@ type nodePaths struct {
 	cniConf, cniIPAM, cniBin, multusCache, multusKubeconfig                           string
 	kubeletRoot, kubeletConfig, kubeletKubeconfig, podLogs                            string
 	proxyConfig, proxyKubeconfig, schedulerKubeconfig, dnsKubeconfig, corefile        string
-	images, volumes, hostBefore                                                       string
+	images, volumes, hostBefore, private, tunables                                    string
 }
 
 func newNodePaths(dataDir string) nodePaths {
@@ -55,6 +60,7 @@ func newNodePaths(dataDir string) nodePaths {
 		proxyConfig: j("kube-proxy.yaml"), proxyKubeconfig: j("kube-proxy.kubeconfig"),
 		schedulerKubeconfig: j("kube-scheduler.kubeconfig"), dnsKubeconfig: j("coredns.kubeconfig"),
 		corefile: j("Corefile"), images: j("images"), volumes: j("volumes"), hostBefore: j("host-before.json"),
+		private: j("private"), tunables: j("sysctl"),
 	}
 }
 
@@ -136,16 +142,18 @@ func kubeletConfig(p nodePaths, caCert string, serving certFiles, port, healthzP
 		"apiVersion": "kubelet.config.k8s.io/v1beta1",
 		"kind":       "KubeletConfiguration",
 		"address":    NodeIP, "port": port, "readOnlyPort": 0,
-		"healthzBindAddress": "127.0.0.1", "healthzPort": healthzPort,
+		"healthzBindAddress": NodeIP, "healthzPort": healthzPort,
 		"authentication": map[string]any{
 			"anonymous": map[string]any{"enabled": false},
 			"webhook":   map[string]any{"enabled": true},
 			"x509":      map[string]any{"clientCAFile": caCert},
 		},
-		"authorization":            map[string]any{"mode": "Webhook"},
-		"tlsCertFile":              serving.cert,
-		"tlsPrivateKeyFile":        serving.key,
-		"cgroupDriver":             "cgroupfs",
+		"authorization":     map[string]any{"mode": "Webhook"},
+		"tlsCertFile":       serving.cert,
+		"tlsPrivateKeyFile": serving.key,
+		"cgroupDriver":      "cgroupfs",
+		// The node's own cgroup: its Pods' kubepods are below it, never beside another kubelet's.
+		"cgroupRoot":               "/" + cgroupParent,
 		"failCgroupV1":             false,
 		"failSwapOn":               false,
 		"containerRuntimeEndpoint": "unix://" + p.containerdSock,
@@ -164,8 +172,8 @@ func kubeletConfig(p nodePaths, caCert string, serving certFiles, port, healthzP
 	}
 }
 
-// proxyConfig keeps kube-proxy's ports on loopback and its NodePorts on the node's own address, and leaves the
-// conntrack sysctls alone (conntrack zeroes mean "do not set").
+// proxyConfig keeps kube-proxy's ports and its NodePorts on the node's own address, and leaves the conntrack sysctls
+// alone (conntrack zeroes mean "do not set"; they are the kernel's, not the network namespace's).
 func proxyConfig(p nodePaths, healthzPort, metricsPort int) map[string]any {
 	return map[string]any{
 		"apiVersion":         "kubeproxy.config.k8s.io/v1alpha1",
@@ -175,8 +183,8 @@ func proxyConfig(p nodePaths, healthzPort, metricsPort int) map[string]any {
 		"clusterCIDR":        podCIDR,
 		"hostnameOverride":   NodeName,
 		"bindAddress":        NodeIP,
-		"healthzBindAddress": fmt.Sprintf("127.0.0.1:%d", healthzPort),
-		"metricsBindAddress": fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		"healthzBindAddress": fmt.Sprintf("%s:%d", NodeIP, healthzPort),
+		"metricsBindAddress": fmt.Sprintf("%s:%d", NodeIP, metricsPort),
 		"nodePortAddresses":  []string{NodeIP + "/32"},
 		"iptables":           map[string]any{"localhostNodePorts": false},
 		"conntrack": map[string]any{

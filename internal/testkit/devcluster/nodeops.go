@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -202,17 +204,17 @@ func (c *Cluster) createLocalVolumes(ctx context.Context) error {
 	return nil
 }
 
-// probeHealthz asks a component's /healthz on loopback; the components serve it with self-signed certificates.
-func probeHealthz(ctx context.Context, port int, https bool) (bool, error) {
+// probeHealthz asks a component's /healthz at host:port; the components serve it with self-signed certificates.
+func probeHealthz(ctx context.Context, host string, port int, https bool) (bool, error) {
 	scheme := "http"
 	if https {
 		scheme = "https"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s://127.0.0.1:%d/healthz", scheme, port), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s://%s/healthz", scheme, net.JoinHostPort(host, strconv.Itoa(port))), nil)
 	if err != nil {
 		return false, err
 	}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a loopback health probe of a self-signed component
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a health probe of a self-signed component on this machine
 	resp, err := client.Do(req)
 	if err != nil {
 		return false, err

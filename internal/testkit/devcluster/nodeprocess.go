@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -43,7 +44,9 @@ func (c *Cluster) ContainerProcess(ctx context.Context, namespace, pod, containe
 	cp := &ContainerProcess{}
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == id {
-			cp.PID, _ = strconv.Atoi(f[1])
+			// containerd's shims run in the node's PID namespace and report pids as it numbers them.
+			nsPID, _ := strconv.Atoi(f[1])
+			cp.PID = hostPID(nsPID)
 		}
 	}
 	if cp.PID == 0 {
@@ -80,4 +83,28 @@ func (c *Cluster) ContainerProcess(ctx context.Context, namespace, pod, containe
 		}
 	}
 	return cp, nil
+}
+
+// hostPID is the host's pid of the node's process nsPID (as the node's PID namespace numbers it), or 0: the process
+// in the node's cgroup whose NSpid has nsPID at the node's level, the one below the host's.
+func hostPID(nsPID int) int {
+	statuses, _ := filepath.Glob("/proc/[0-9]*/status")
+	for _, path := range statuses {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 3 || f[0] != "NSpid:" || f[2] != strconv.Itoa(nsPID) {
+				continue
+			}
+			cg, _ := os.ReadFile(filepath.Join(filepath.Dir(path), "cgroup"))
+			if strings.Contains(string(cg), "/"+cgroupParent+"/") || strings.Contains(string(cg), "/"+cgroupParent+"\n") {
+				pid, _ := strconv.Atoi(f[1])
+				return pid
+			}
+		}
+	}
+	return 0
 }

@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/netns"
 )
 
 // drainTimeout bounds the wait for the kubelet to stop every Pod (each Pod's grace period is cut to drainGrace).
@@ -78,46 +76,15 @@ func drainNodeFromDir(dir string) error {
 	})
 }
 
-// cleanupNode runs after every component has stopped: it kills what containerd leaves behind (shims, and the
-// processes of containers whose Pods were not deleted), then puts the host back as before recorded it.
-func cleanupNode(dir string, before *HostState) error {
-	var errs []error
-	for _, cg := range cgroupDirs() {
-		if !slices.Contains(before.Cgroups, cg) {
-			killCgroup(cg)
-		}
+// cleanupNode runs after every component has stopped: it kills what is left in the node's cgroup (containerd's
+// shims, containers of Pods that were not deleted, the holder of the node's namespaces), which ends the namespaces
+// and with them the node's link, routes, rules and mounts, and removes the cgroup. Nothing outside the node's own
+// namespaces, cgroup and data directory is touched; ns is nil when another process started the node.
+func cleanupNode(ns *netns.Namespace) error {
+	errs := []error{stopNodeProcesses()}
+	if ns != nil {
+		ns.Close()
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, f := range procs {
-		b, err := os.ReadFile(f)
-		if err != nil || !strings.Contains(string(b), "containerd-shim") {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-		if ownedBy(pid, dir) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	time.Sleep(200 * time.Millisecond) // let the killed processes release their mounts
-	errs = append(errs, restoreHost(before, dir, []string{nodeLink, podBridge}))
-	if b, err := os.ReadFile(nodeOwnerFile); err == nil && strings.TrimSpace(string(b)) == dir {
-		errs = append(errs, os.Remove(nodeOwnerFile))
-	}
+	errs = append(errs, waitLinkGone(), removeNodeCgroups())
 	return errors.Join(errs...)
-}
-
-// killCgroup kills every process in a cgroup and its children.
-func killCgroup(dir string) {
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		for _, l := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(l); err == nil && pid > 1 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		return nil
-	})
 }

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/deathsig"
 )
 
 // stopTimeout is how long a component gets to exit after SIGTERM before its process group is killed.
@@ -28,6 +30,9 @@ type process struct {
 	bin  string
 	args []string
 	env  []string // added to the parent's environment
+	// wrap is a command line the process is started through, which execs bin and args in the end (into the node's
+	// cgroup and namespaces), so that the pid is bin's.
+	wrap []string
 
 	dataDir string
 	// detach lets the process outlive this program (the CLI's `up`). Otherwise the kernel kills it when
@@ -65,7 +70,8 @@ func (p *process) start() error {
 	defer logFile.Close() // the child holds its own descriptor
 	fmt.Fprintf(logFile, "=== devcluster %s: %s %s\n", time.Now().Format(time.RFC3339), p.bin, strings.Join(p.args, " "))
 
-	cmd := exec.Command(p.bin, p.args...)
+	line := append(append(slices.Clone(p.wrap), p.bin), p.args...)
+	cmd := exec.Command(line[0], line[1:]...)
 	cmd.Dir = p.dataDir
 	cmd.Env = append(componentEnv(), p.env...)
 	cmd.Stdout = logFile
@@ -73,10 +79,11 @@ func (p *process) start() error {
 	// A session of its own: the component outlives `devcluster up`, is not hit by the Ctrl-C meant for the
 	// shell's foreground job, and can be stopped with everything it may have spawned by signalling -pid.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	start := deathsig.StartOnSpawnerThread
 	if !p.detach {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		start = func(cmd *exec.Cmd) error { return deathsig.Start(cmd, syscall.SIGKILL) }
 	}
-	if err := startOnSpawnerThread(cmd); err != nil {
+	if err := start(cmd); err != nil {
 		return fmt.Errorf("starting %s: %w", p.name, err)
 	}
 	p.cmd = cmd
@@ -95,29 +102,6 @@ func (p *process) start() error {
 		return err
 	}
 	return nil
-}
-
-// The parent-death signal is sent when the thread that forked the child exits, not the process. Go may
-// run cmd.Start on any thread; starting every child from one thread that is locked and never exits ties
-// the signal to the exit of the process.
-var (
-	spawnerOnce sync.Once
-	spawnerWork chan func()
-)
-
-func startOnSpawnerThread(cmd *exec.Cmd) error {
-	spawnerOnce.Do(func() {
-		spawnerWork = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked, so this thread lives as long as the process
-			for f := range spawnerWork {
-				f()
-			}
-		}()
-	})
-	errc := make(chan error, 1)
-	spawnerWork <- func() { errc <- cmd.Start() }
-	return <-errc
 }
 
 // componentEnv is the parent's environment without variables that would point a component at some other

@@ -132,8 +132,8 @@ func StartClusters(ctx context.Context, dir string, o Options) (*Env, error) {
 	mgmt := devcluster.Options{Dir: filepath.Join(dir, "management"), WithNode: o.Node, WithMultus: o.Node}
 	hosted := devcluster.Options{Dir: filepath.Join(dir, "hosted")}
 	if o.Node {
-		// The node's address exists once the management cluster has started.
-		hosted.APIServerAddress = devcluster.NodeIP
+		// The host's end of the node's link exists once the management cluster has started.
+		hosted.APIServerAddress = devcluster.HostIP
 		if e.Mgmt, errM = devcluster.Start(ctx, mgmt); errM == nil {
 			e.Hosted, errH = devcluster.Start(ctx, hosted)
 		}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,16 +23,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/netns"
 )
 
-// The "VLAN" of the node tier and its benchmark: a bridge on this machine with the address a VLAN-attached node has
-// there, the MetalLB addresses the hosted cluster's router answers on, and a network namespace holding a VLAN client.
-// Nothing is routed off the machine: every address is in the benchmarking range, on links created here and deleted
-// by the returned function.
+// The "VLAN" of the node tier and its benchmark, built as on a machine whose node has a VLAN leg: a bridge in the
+// node's network namespace holding the node's VLAN address (Multus attachments and hostNetwork Pods use it), and a
+// network namespace of its own for the hosts on the VLAN, joined to that bridge by a veth pair: the VLAN client, and
+// the hosted cluster's router on the MetalLB addresses. Nothing is routed off the machine: every address is in the
+// benchmarking range, on links created here that go with their namespaces.
 const (
 	VLANBridge     = "vi-vlan0"
-	VLANClientNS   = "vi-vlan-client"
-	vlanClientLink = "vi-vlanc0"
+	vlanNodeLink   = "vi-vlanc0"
 	NodeVLANCIDR   = "198.19.10.0/24"
 	VLANNodeIP     = "198.19.10.1"
 	NodeVLANClient = "198.19.10.5"
@@ -39,9 +41,20 @@ const (
 	RouterB        = "198.19.10.101"
 )
 
+// vlanHosts is the namespace of the VLAN's hosts while a VLAN is set up: one per process, as the node is.
+var vlanHosts *netns.Namespace
+
 // SetUpVLAN creates the VLAN and lets the node's Pods answer its clients; the returned function undoes it all.
 func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
-	var undo []func() error
+	node := cluster.Namespace()
+	if node == nil {
+		return nil, errors.New("localenv: the VLAN needs a cluster with a node")
+	}
+	hosts, err := netns.New(netns.Options{})
+	if err != nil {
+		return nil, err
+	}
+	undo := []func() error{func() error { hosts.Close(); vlanHosts = nil; return nil }}
 	undoAll := func() error {
 		var errs []error
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -49,27 +62,24 @@ func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
 		}
 		return errors.Join(errs...)
 	}
-	ip := func(args ...string) func() error {
-		return func() error {
-			if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-				return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
-			}
-			return nil
-		}
-	}
+	ctx := context.Background()
+	inNode := func(args ...string) func() error { return func() error { return node.Run(ctx, "ip", args...) } }
+	inHosts := func(args ...string) func() error { return func() error { return hosts.Run(ctx, "ip", args...) } }
 	steps := []struct{ do, undo func() error }{
-		{ip("link", "add", VLANBridge, "type", "bridge"), ip("link", "delete", VLANBridge)},
-		{ip("addr", "add", VLANNodeIP+"/24", "dev", VLANBridge), nil},
-		{ip("addr", "add", RouterA+"/32", "dev", VLANBridge), nil},
-		{ip("addr", "add", RouterB+"/32", "dev", VLANBridge), nil},
-		{ip("link", "set", VLANBridge, "up"), nil},
-		{ip("netns", "add", VLANClientNS), ip("netns", "delete", VLANClientNS)},
-		{ip("link", "add", vlanClientLink, "type", "veth", "peer", "name", "vlan0", "netns", VLANClientNS), ip("link", "delete", vlanClientLink)},
-		{ip("link", "set", vlanClientLink, "master", VLANBridge, "up"), nil},
-		{ip("-n", VLANClientNS, "addr", "add", NodeVLANClient+"/24", "dev", "vlan0"), nil},
-		{ip("-n", VLANClientNS, "link", "set", "vlan0", "up"), nil},
-		{ip("-n", VLANClientNS, "link", "set", "lo", "up"), nil},
-		{ip("-n", VLANClientNS, "route", "add", "default", "via", VLANNodeIP), nil},
+		{inNode("link", "add", VLANBridge, "type", "bridge"), inNode("link", "delete", VLANBridge)},
+		{inNode("addr", "add", VLANNodeIP+"/24", "dev", VLANBridge), nil},
+		{inNode("link", "set", VLANBridge, "up"), nil},
+		{inNode("link", "add", vlanNodeLink, "type", "veth", "peer", "name", "vlan0", "netns", strconv.Itoa(hosts.PID())), nil},
+		{inNode("link", "set", vlanNodeLink, "master", VLANBridge, "up"), nil},
+		{inHosts("addr", "add", NodeVLANClient+"/24", "dev", "vlan0"), nil},
+		{inHosts("addr", "add", RouterA+"/32", "dev", "vlan0"), nil},
+		{inHosts("addr", "add", RouterB+"/32", "dev", "vlan0"), nil},
+		{inHosts("link", "set", "vlan0", "up"), nil},
+		{inHosts("link", "set", "lo", "up"), nil},
+		{inHosts("route", "add", "default", "via", VLANNodeIP), nil},
+		// The hosted cluster's API server serves on the host's end of the node's link: its answers to the VLAN go
+		// back through the node, on a route that goes with that link.
+		{hostIP("route", "add", NodeVLANCIDR, "via", devcluster.NodeIP), hostIP("route", "del", NodeVLANCIDR, "via", devcluster.NodeIP)},
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {
@@ -85,12 +95,28 @@ func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
 		return nil, errors.Join(err, undoAll())
 	}
 	undo = append(undo, allowed)
+	vlanHosts = hosts
 	return undoAll, nil
 }
 
-// InVLAN runs a command in the VLAN client's namespace.
+// hostIP runs ip on the host, for the route back to the VLAN; undoing it once the node (and its link) is gone is
+// nothing to do.
+func hostIP(args ...string) func() error {
+	return func() error {
+		out, err := exec.Command("ip", args...).CombinedOutput()
+		if err != nil && !(args[1] == "del" && strings.Contains(string(out), "No such")) {
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+}
+
+// InVLAN runs a command on the VLAN client.
 func InVLAN(ctx context.Context, args ...string) (string, error) {
-	out, err := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", VLANClientNS}, args...)...).CombinedOutput()
+	if vlanHosts == nil {
+		return "", errors.New("localenv: no VLAN is set up")
+	}
+	out, err := vlanHosts.Command(ctx, args[0], args[1:]...).CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
 
@@ -121,11 +147,15 @@ func StartVLANRouter(ip, cn, appsDomain string) (stop func(), err error) {
 		return nil, err
 	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, cn) })
-	tlsLn, err := tls.Listen("tcp", net.JoinHostPort(ip, "443"), &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+	if vlanHosts == nil {
+		return nil, errors.New("localenv: no VLAN is set up")
+	}
+	rawTLS, err := vlanHosts.Listen("tcp", net.JoinHostPort(ip, "443"))
 	if err != nil {
 		return nil, err
 	}
-	httpLn, err := net.Listen("tcp", net.JoinHostPort(ip, "80"))
+	tlsLn := tls.NewListener(rawTLS, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+	httpLn, err := vlanHosts.Listen("tcp", net.JoinHostPort(ip, "80"))
 	if err != nil {
 		_ = tlsLn.Close()
 		return nil, err

@@ -77,12 +77,12 @@ func Start(ctx context.Context, cluster *devcluster.Cluster, dir string, progres
 	c := &Controller{}
 	ports := [2]int{}
 	for i := range ports {
-		if ports[i], err = freePort(devcluster.NodeIP); err != nil {
+		if ports[i], err = freePort(devcluster.HostIP); err != nil {
 			return nil, err
 		}
 	}
-	c.HTTP, c.HTTPPort = net.JoinHostPort(devcluster.NodeIP, strconv.Itoa(ports[0])), int64(ports[0])
-	c.HTTPS = net.JoinHostPort(devcluster.NodeIP, strconv.Itoa(ports[1]))
+	c.HTTP, c.HTTPPort = net.JoinHostPort(devcluster.HostIP, strconv.Itoa(ports[0])), int64(ports[0])
+	c.HTTPS = net.JoinHostPort(devcluster.HostIP, strconv.Itoa(ports[1]))
 
 	if err := createRBAC(ctx, kube); err != nil {
 		return nil, err
@@ -120,10 +120,10 @@ func Start(ctx context.Context, cluster *devcluster.Cluster, dir string, progres
 		// TLS on every router of the HTTPS entry point, as Traefik's own chart configures it: an Ingress's spec.tls
 		// only loads its certificates, and a router without TLS answers no TLS request.
 		"--entryPoints." + ListenerHTTPS + ".http.tls=true",
-		"--providers.kubernetesIngress=true", "--providers.kubernetesIngress.ingressEndpoint.ip=" + devcluster.NodeIP,
+		"--providers.kubernetesIngress=true", "--providers.kubernetesIngress.ingressEndpoint.ip=" + devcluster.HostIP,
 	}
 	if c.Gateway {
-		args = append(args, "--providers.kubernetesGateway=true", "--providers.kubernetesGateway.statusAddress.ip="+devcluster.NodeIP)
+		args = append(args, "--providers.kubernetesGateway=true", "--providers.kubernetesGateway.statusAddress.ip="+devcluster.HostIP)
 	}
 	c.proc, err = localproc.Start("traefik", filepath.Join(dir, "traefik.log"), []string{"KUBECONFIG=" + kubeconfig}, bin, args...)
 	if err != nil {

@@ -56,7 +56,7 @@ func TestHostedAPIThroughControlPlaneService(t *testing.T) {
 	if _, err := node.Kube.DiscoveryV1().EndpointSlices(hcp).Create(ctx, &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: "kube-apiserver", Labels: map[string]string{discoveryv1.LabelServiceName: "kube-apiserver"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{devcluster.NodeIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{devcluster.HostIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(hostedPort))}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestHostedAPIThroughControlPlaneService(t *testing.T) {
 	}
 	for _, c := range kubeconfig.Clusters {
 		c.Server = "https://" + net.JoinHostPort(published, "6443")
-		c.TLSServerName = devcluster.NodeIP
+		c.TLSServerName = devcluster.HostIP
 	}
 	data, err := clientcmd.Write(*kubeconfig)
 	if err != nil {

@@ -156,7 +156,7 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 	expect("HTTP from a Pod through the proxy", inPod, []string{"curl", "-s", "-m", "5", "-H", "Host: " + name, "http://" + proxyIP + "/"}, "router-a")
 	expect("the hosted API from a Pod through the proxy", inPod, []string{"curl", "-sk", "-m", "5",
 		"--resolve", apiName + ":6443:" + proxyIP, "https://" + apiName + ":6443/readyz"}, "ok")
-	expect("the hosted API's own address from the VLAN", vlan, localenv.DigArgs(vlanServer, vlanPort, apiName), devcluster.NodeIP)
+	expect("the hosted API's own address from the VLAN", vlan, localenv.DigArgs(vlanServer, vlanPort, apiName), devcluster.HostIP)
 
 	// A new MetalLB address: the object waits for both views, which then answer it, and the proxy routes to it.
 	changed := time.Now()

@@ -83,7 +83,7 @@ func TestChartOnNode(t *testing.T) {
 		t.Fatalf("organization %s is gone after the Pod was replaced: SQLite is not on the PVC", org)
 	}
 
-	pg, err := pgserver.StartWith(context.Background(), pgserver.Options{Host: devcluster.NodeIP, TrustNetworks: []string{devcluster.PodCIDR}})
+	pg, err := pgserver.StartWith(context.Background(), pgserver.Options{Host: devcluster.HostIP, TrustNetworks: []string{devcluster.PodCIDR}})
 	if err != nil {
 		t.Fatal(err)
 	}

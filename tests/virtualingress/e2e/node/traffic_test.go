@@ -246,7 +246,7 @@ func testQuietIngress(t *testing.T, tn tenant) {
 			if *ing.Spec.IngressClassName == traffic.Class && strings.HasPrefix(ing.Name, "site") {
 				lb := ing.Status.LoadBalancer.Ingress
 				name, rv = ing.Name, ing.ResourceVersion
-				return len(lb) == 1 && lb[0].IP == devcluster.NodeIP, fmt.Sprintf("%s: %v", ing.Name, lb), nil
+				return len(lb) == 1 && lb[0].IP == devcluster.HostIP, fmt.Sprintf("%s: %v", ing.Name, lb), nil
 			}
 		}
 		return false, "no Ingress yet", nil
