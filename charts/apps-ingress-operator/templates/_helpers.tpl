@@ -152,12 +152,14 @@ where the DNS ConfigMap is mounted: the Corefile names its zone files there. */}
 {{- end }}
 
 {{/*
-Where a CoreDNS or HAProxy Pod runs and which network it is on: pass (list $ .Values.dns) or (list $ .Values.proxy).
-The component's nodeSelector wins over the top-level one; tolerations add up.
+Where a CoreDNS or HAProxy Pod runs and which network it is on: pass (list $ .Values.dns "dns") or
+(list $ .Values.proxy "proxy"). The component's nodeSelector wins over the top-level one; tolerations add up; a
+topology spread constraint without a labelSelector gets the component's.
 */}}
 {{- define "aio.placement" -}}
 {{- $ := index . 0 -}}
 {{- $c := index . 1 -}}
+{{- $selector := include "aio.selectorLabels" (list $ (index . 2)) | fromYaml -}}
 {{- if $c.hostNetwork }}
 hostNetwork: true
 dnsPolicy: ClusterFirstWithHostNet
@@ -169,6 +171,42 @@ nodeSelector:
 {{- with concat ($.Values.tolerations | default list) ($c.tolerations | default list) }}
 tolerations:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $c.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $c.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- range . }}
+  {{- $constraint := deepCopy . }}
+  {{- if not (hasKey $constraint "labelSelector") }}
+  {{- $_ := set $constraint "labelSelector" (dict "matchLabels" $selector) }}
+  {{- end }}
+  - {{ toYaml $constraint | indent 4 | trim }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Deployment strategy of CoreDNS or HAProxy: pass (list $ .Values.dns) or (list $ .Values.proxy). The value when
+set; else by attachment mode. On the node's network a new Pod cannot bind the ports its predecessor holds on that
+node, so the rollout stops one Pod before it starts the next (maxSurge 0); with a static address on a secondary
+network, two Pods would hold the same address, so every old Pod is gone before a new one starts (Recreate); on the
+pod network a new Pod is Ready before an old one stops.
+*/}}
+{{- define "aio.strategy" -}}
+{{- $c := index . 1 -}}
+{{- if $c.updateStrategy }}
+{{- toYaml $c.updateStrategy }}
+{{- else if $c.hostNetwork }}
+type: RollingUpdate
+rollingUpdate: {maxSurge: 0, maxUnavailable: 1}
+{{- else if hasKey ($c.podAnnotations | default dict) "k8s.v1.cni.cncf.io/networks" }}
+type: Recreate
+{{- else }}
+type: RollingUpdate
+rollingUpdate: {maxSurge: 1, maxUnavailable: 0}
 {{- end }}
 {{- end }}
 
@@ -226,4 +264,18 @@ volumeMounts:
       - configMap: {name: {{ . }}}
       {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+The Pod security context: the values' one, plus the images' user (65532, as tools/images builds them) as its UID, group
+unless global.openshift. There the SCC (restricted-v2) assigns the UID and fsGroup from the namespace's range and
+refuses any other, so none is fixed unless the values set one. Elsewhere the number lets the kubelet check
+runAsNonRoot for images whose USER is a name (curl's).
+*/}}
+{{- define "aio.podSecurityContext" -}}
+{{- $psc := deepCopy (.Values.podSecurityContext | default dict) -}}
+{{- if not (dig "openshift" false (.Values.global | default dict)) -}}
+{{- $psc = merge $psc (dict "runAsUser" 65532 "runAsGroup" 65532) -}}
+{{- end -}}
+{{- toYaml $psc -}}
 {{- end }}

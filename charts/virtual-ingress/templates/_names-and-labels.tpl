@@ -97,3 +97,17 @@ Name of the GlobalContextEntry through which the service-events policies find th
 {{- define "virtual-ingress.virtualHTTPRoutesCache" -}}
 {{- printf "%s-virtualhttproutes" (include "virtual-ingress.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
+
+{{/*
+The Pod security context: the values' one, plus the images' user (65532, as tools/images builds them) as its UID, group
+unless global.openshift. There the SCC (restricted-v2) assigns the UID and fsGroup from the namespace's range and
+refuses any other, so none is fixed unless the values set one. Elsewhere the number lets the kubelet check
+runAsNonRoot for images whose USER is a name (curl's).
+*/}}
+{{- define "virtual-ingress.podSecurityContext" -}}
+{{- $psc := deepCopy (.Values.controller.podSecurityContext | default dict) -}}
+{{- if not (dig "openshift" false (.Values.global | default dict)) -}}
+{{- $psc = merge $psc (dict "runAsUser" 65532 "runAsGroup" 65532) -}}
+{{- end -}}
+{{- toYaml $psc -}}
+{{- end }}

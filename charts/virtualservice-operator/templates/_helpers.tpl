@@ -74,3 +74,17 @@ HTTP on 8080 when metrics.secure is off.
 {{- define "vso.metricsPortName" -}}
 {{- ternary "https-metrics" "http-metrics" .Values.metrics.secure }}
 {{- end }}
+
+{{/*
+The Pod security context: the values' one, plus the images' user (65532, as tools/images builds them) as its UID, group
+unless global.openshift. There the SCC (restricted-v2) assigns the UID and fsGroup from the namespace's range and
+refuses any other, so none is fixed unless the values set one. Elsewhere the number lets the kubelet check
+runAsNonRoot for images whose USER is a name (curl's).
+*/}}
+{{- define "vso.podSecurityContext" -}}
+{{- $psc := deepCopy (.Values.podSecurityContext | default dict) -}}
+{{- if not (dig "openshift" false (.Values.global | default dict)) -}}
+{{- $psc = merge $psc (dict "runAsUser" 65532 "runAsGroup" 65532) -}}
+{{- end -}}
+{{- toYaml $psc -}}
+{{- end }}

@@ -11,7 +11,7 @@ import (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=appsing,categories=hostedcluster
+// +kubebuilder:resource:shortName=appsing,categories=virtual-ingress
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.hostedClusterRef.name`
 // +kubebuilder:printcolumn:name="Domain",type=string,JSONPath=`.spec.baseDomain`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
