@@ -30,7 +30,7 @@ func TestPlanRefusesWhatIsNotThisCommit(t *testing.T) {
 	}
 	var out bytes.Buffer
 	printPlan(&out, p, "would push")
-	if !regexp.MustCompile(`would push image +registry\.example/team/ssvirt-api:1\.2\.3 +` + tree.digests["ssvirt-api"].String()).MatchString(out.String()) ||
+	if !regexp.MustCompile(`would push image +registry\.example/team/ssvirt-api:1\.2\.3 +`+tree.digests["ssvirt-api"].String()).MatchString(out.String()) ||
 		!strings.Contains(out.String(), "registry.example/team/charts/ssvirt:1.2.3") {
 		t.Errorf("plan:\n%s", out.String())
 	}
