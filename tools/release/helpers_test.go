@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -97,4 +99,22 @@ func newReleaseTree(t *testing.T, root, version string) releaseTree {
 		}
 	}
 	return tree
+}
+
+// makefileImages reads the Makefile's IMAGES (binary=chart pairs, possibly continued over lines).
+func makefileImages(t *testing.T, root string) pairs {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^IMAGES := ((?:.*\\\n)*.*)$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("no IMAGES := in the Makefile")
+	}
+	var p pairs
+	if err := p.Set(strings.ReplaceAll(string(m[1]), "\\\n", " ")); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
