@@ -62,7 +62,7 @@ PREVIEW_SERVICES ?= fixtures/examples/services.yaml
 # documented `moon run lint` is proven from the clean state CI starts in (moon's task calls `make lint`). Each target
 # names what it needs (Debian packages, the local control plane's binaries) as prerequisites, so `make test` on a
 # fresh machine installs and builds everything itself.
-TEST_TARGETS := moon-lint unit golden policy-test parity devcluster-test e2e
+TEST_TARGETS := moon-lint unit golden policy-test parity devcluster-test release-test e2e
 # The node tier (every chart installed with `helm install --wait` on a real node) needs root on Linux; without it,
 # `make test` runs every other tier and says so.
 IS_ROOT := $(filter 0,$(shell id -u))
@@ -102,7 +102,7 @@ help: ## List the targets
 ##@ Test
 
 .PHONY: test
-test: $(TEST_TARGETS) ## Everything CI runs: moon run lint, unit, golden, policy-test, parity, devcluster-test, e2e
+test: $(TEST_TARGETS) ## Everything CI runs: moon run lint, unit, golden, policy-test, parity, devcluster-test, release-test, e2e
 	@echo "make test: all of $(TEST_TARGETS) passed"
 	@$(if $(IS_ROOT),:,echo "make test: the node tier (make e2e-node) was not run: it needs root")
 
@@ -118,6 +118,7 @@ vet: ## go vet ./...
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./tests/...
 	$(GO) vet -tags devcluster ./internal/testkit/devcluster/
+	$(GO) vet -tags release ./internal/testkit/registry/ ./tools/release/
 
 # Only source is committed: no binary (ELF, Mach-O, PE, archives) and nothing over 1 MiB unless
 # tools/treecheck/allowed.txt lists it.
@@ -285,6 +286,13 @@ debian-packages: ## Install the Debian packages tests run (HAProxy, PostgreSQL; 
 devcluster-test: devcluster-binaries ## The devcluster's own integration test (garbage collection, Kyverno generate, restarts)
 	$(GO) test -tags devcluster -count=1 -timeout $(E2E_TIMEOUT) ./internal/testkit/devcluster/
 
+# The release tool against a real registry (Distribution over TLS, internal/testkit/registry): pushes, `helm pull` by
+# oci://, digests, immutability, --dry-run and the air-gapped bundle. The registry is built once into bin/devcluster.
+.PHONY: release-test
+release-test: bin/helm | $(JUNIT_DIR) ## tools/release against a real TLS registry (Distribution, built once into bin/devcluster)
+	$(GO) test -tags release -count=1 -v ./internal/testkit/registry/ ./tools/release/ 2>&1 | tee $(JUNIT_DIR)/release.log
+
+##@ Use
 ##@ Use
 
 .PHONY: demo
@@ -339,11 +347,24 @@ IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 app_version = $(shell awk '$$1 == "appVersion:" { gsub(/"/, "", $$2); print $$2 }' charts/$(1)/Chart.yaml)
 
 .PHONY: images
-images: ## Every controller's OCI image for linux/amd64 + linux/arm64 (no Docker) into _output/images/<binary>; prints digests
+images: ## Every controller's OCI image for linux/amd64 + linux/arm64 (no Docker) into _output/images/<binary> (version: VERSION, else the chart's appVersion); prints digests
 	@set -e; $(foreach image,$(IMAGES),\
 		$(GO) run ./tools/images --package ./cmd/$(word 1,$(subst =, ,$(image))) --name $(word 1,$(subst =, ,$(image))) \
-			--out _output/images/$(word 1,$(subst =, ,$(image))) --version $(call app_version,$(word 2,$(subst =, ,$(image)))) \
+			--out _output/images/$(word 1,$(subst =, ,$(image))) --version $(or $(VERSION),$(call app_version,$(word 2,$(subst =, ,$(image))))) \
 			--revision '$(IMAGE_REVISION)';)
+
+# Where `make release` publishes: images as $(REGISTRY)/<binary>:$(VERSION), charts as oci://$(REGISTRY)/charts/<chart>
+# (version $(VERSION)). The default is the registry every chart's values.yaml names, so the charts in the tree render
+# the images a default release publishes; a release elsewhere packages charts that name its own registry.
+REGISTRY ?= ghcr.io/virtual-ingress
+# Extra flags for tools/release: --dry-run, --overwrite-prerelease, --oci-layout DIR, --ca-file FILE.
+RELEASE_FLAGS ?=
+
+.PHONY: release
+release: ## Publish the images and charts of this commit: make release REGISTRY=host/path VERSION=1.2.3 [RELEASE_FLAGS=--dry-run]
+	@[ -n "$(VERSION)" ] || { echo "make release: set VERSION (a semantic version, e.g. VERSION=1.2.3)" >&2; exit 1; }
+	$(MAKE) images VERSION=$(VERSION)
+	$(GO) run ./tools/release --registry $(REGISTRY) --version $(VERSION) --image '$(IMAGES)' $(RELEASE_FLAGS)
 
 ##@ Tools
 

@@ -102,6 +102,11 @@ func binaries(ctx context.Context, repoRoot, binDir string, progress io.Writer, 
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return nil, err
 	}
+	// Built binaries are renamed into place only when complete, so when all exist there is nothing to wait for:
+	// the lock below may be held for many minutes by a build of other components.
+	if paths, ok := cachedBinaries(repoRoot, binDir, specs); ok {
+		return paths, nil
+	}
 	// Tests in several packages may start clusters at once; one builds, the others wait and reuse.
 	lock, err := os.OpenFile(filepath.Join(binDir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -130,6 +135,23 @@ func binaries(ctx context.Context, repoRoot, binDir string, progress io.Writer, 
 		}
 	}
 	return paths, nil
+}
+
+// cachedBinaries returns the paths of specs when every one of them is already built.
+func cachedBinaries(repoRoot, binDir string, specs []binarySpec) (map[string]string, bool) {
+	paths := map[string]string{}
+	for _, s := range specs {
+		version, err := repo.RequiredVersion(filepath.Join(repoRoot, "tools", "devcluster", "binaries", s.module, "go.mod"), s.versionModule)
+		if err != nil {
+			return nil, false
+		}
+		out := filepath.Join(binDir, s.file+"-"+version)
+		if _, err := os.Stat(out); err != nil {
+			return nil, false
+		}
+		paths[s.file] = out
+	}
+	return paths, true
 }
 
 func build(ctx context.Context, modDir string, s binarySpec, version, out string, progress io.Writer) error {

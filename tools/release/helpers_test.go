@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// releaseImages is the Makefile's IMAGES.
+var releaseImages = "virtualservice-operator=virtualservice-operator virtual-ingress-controller=virtual-ingress " +
+	"apps-ingress-operator=apps-ingress-operator ssvirt-api=ssvirt"
+
+func emptyIndex() v1.ImageIndex { return empty.Index }
+
+// testIndex is an OCI index of two small images for linux/amd64 and linux/arm64, labelled with revision as
+// tools/images labels its images.
+func testIndex(t *testing.T, binary, revision string) v1.ImageIndex {
+	t.Helper()
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := random.Image(512, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture = "linux", arch
+		cf.Config.Labels = map[string]string{"org.opencontainers.image.title": binary, "org.opencontainers.image.revision": revision}
+		if img, err = mutate.ConfigFile(img, cf); err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}},
+		})
+	}
+	return idx
+}
+
+// releaseTree is a committed copy of the repository's charts with the layouts `make images` would write for its
+// commit (small random images: the release handles any index, and building the four binaries twice each would
+// dominate the test).
+type releaseTree struct {
+	dir     string
+	pairs   pairs
+	digests map[string]v1.Hash
+}
+
+func newReleaseTree(t *testing.T, root, version string) releaseTree {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "charts"), os.DirFS(filepath.Join(root, "charts"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("/_output/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "charts"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	c, err := cleanCommit(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := releaseTree{dir: dir, digests: map[string]v1.Hash{}}
+	if err := tree.pairs.Set(releaseImages); err != nil {
+		t.Fatal(err)
+	}
+	for _, ic := range tree.pairs {
+		idx := testIndex(t, ic.binary, c.hash)
+		l, err := layout.Write(filepath.Join(dir, "_output", "images", ic.binary), emptyIndex())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.AppendIndex(idx, layout.WithAnnotations(map[string]string{refName: version})); err != nil {
+			t.Fatal(err)
+		}
+		if tree.digests[ic.binary], err = idx.Digest(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tree
+}
+
+// makefileImages reads the Makefile's IMAGES (binary=chart pairs, possibly continued over lines).
+func makefileImages(t *testing.T, root string) pairs {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^IMAGES := ((?:.*\\\n)*.*)$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("no IMAGES := in the Makefile")
+	}
+	var p pairs
+	if err := p.Set(strings.ReplaceAll(string(m[1]), "\\\n", " ")); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
