@@ -27,16 +27,17 @@ type XMLError struct {
 
 // Minor error codes.
 const (
-	CodeBadRequest     = "BAD_REQUEST"
-	CodeUnauthorized   = "UNAUTHORIZED"
-	CodeForbidden      = "ACCESS_TO_RESOURCE_IS_FORBIDDEN"
-	CodeNotFound       = "RESOURCE_NOT_FOUND"
-	CodeConflict       = "DUPLICATE_NAME"
-	CodeBusy           = "BUSY_ENTITY"
-	CodeTooLarge       = "REQUEST_TOO_LARGE"
-	CodeUnavailable    = "SERVICE_UNAVAILABLE"
-	CodeInternal       = "INTERNAL_SERVER_ERROR"
-	CodeMethodNotAllow = "METHOD_NOT_ALLOWED"
+	CodeBadRequest       = "BAD_REQUEST"
+	CodeUnauthorized     = "UNAUTHORIZED"
+	CodeForbidden        = "ACCESS_TO_RESOURCE_IS_FORBIDDEN"
+	CodeNotFound         = "RESOURCE_NOT_FOUND"
+	CodeConflict         = "DUPLICATE_NAME"
+	CodeBusy             = "BUSY_ENTITY"
+	CodeTooLarge         = "REQUEST_TOO_LARGE"
+	CodeUnavailable      = "SERVICE_UNAVAILABLE"
+	CodeInternal         = "INTERNAL_SERVER_ERROR"
+	CodeMethodNotAllow   = "METHOD_NOT_ALLOWED"
+	CodeUnsupportedMedia = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // apiError is an error with the answer it deserves.

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/naming"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
@@ -15,9 +17,13 @@ import (
 // MaxBodyBytes bounds request bodies; larger ones are refused before they are read.
 const MaxBodyBytes = 64 << 10
 
-// decode reads exactly one JSON object into v, refusing unknown fields, wrong types, trailing data and bodies
-// over MaxBodyBytes, with a message that names the problem.
+// decode reads exactly one JSON object into v, refusing a body not declared as JSON (415, as Cloud Director
+// answers), unknown fields, wrong types, trailing data and bodies over MaxBodyBytes, with a message that names
+// the problem. Every handler that reads a body reads it here, so that no endpoint takes a form or XML for JSON.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	if err := jsonContentType(r); err != nil {
+		return err
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -42,6 +48,22 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return badRequest("the body holds more than one JSON value")
 	}
 	return nil
+}
+
+// jsonContentType accepts application/json and the structured-syntax types application/*+json, with any
+// parameters (Cloud Director's clients send "application/json;version=40.0"); anything else, or no type at all,
+// is 415 Unsupported Media Type.
+func jsonContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	if ct == "" {
+		ct = "none"
+	}
+	return &apiError{http.StatusUnsupportedMediaType, CodeUnsupportedMedia,
+		fmt.Sprintf("Content-Type %s: the body must be JSON (Content-Type: application/json)", ct)}
 }
 
 // MaxPageSize bounds pageSize.

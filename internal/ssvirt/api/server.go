@@ -86,10 +86,12 @@ func Routes() []Route {
 		{Method: "GET", Pattern: "/cloudapi/vcf/virtualDatacenters", handler: (*Server).tmListVDCs},
 		{Method: "POST", Pattern: "/cloudapi/vcf/virtualDatacenters", handler: (*Server).tmCreateVDC},
 		{Method: "GET", Pattern: "/cloudapi/vcf/virtualDatacenters/{vdcId}", handler: (*Server).tmGetVDC},
+		{Method: "PUT", Pattern: "/cloudapi/vcf/virtualDatacenters/{vdcId}", handler: (*Server).tmUpdateVDC},
 		{Method: "DELETE", Pattern: "/cloudapi/vcf/virtualDatacenters/{vdcId}", handler: (*Server).tmDeleteVDC},
 		{Method: "GET", Pattern: "/cloudapi/vcf/contentLibraries", handler: (*Server).listContentLibraries},
 		{Method: "POST", Pattern: "/cloudapi/vcf/contentLibraries", handler: (*Server).createContentLibrary},
 		{Method: "GET", Pattern: "/cloudapi/vcf/contentLibraries/{catalogId}", handler: (*Server).getContentLibrary},
+		{Method: "PUT", Pattern: "/cloudapi/vcf/contentLibraries/{catalogId}", handler: (*Server).updateContentLibrary},
 		{Method: "DELETE", Pattern: "/cloudapi/vcf/contentLibraries/{catalogId}", handler: (*Server).deleteCatalog},
 		{Method: "GET", Pattern: "/cloudapi/vcf/contentLibraryItems", handler: (*Server).listContentLibraryItems},
 		{Method: "GET", Pattern: "/cloudapi/vcf/contentLibraryItems/{itemId}", handler: (*Server).getContentLibraryItem},
@@ -134,9 +136,29 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, serve)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, r, &apiError{http.StatusMethodNotAllowed, CodeMethodNotAllow,
+				r.Method + " is not served on " + r.URL.Path + "; it answers " + strings.Join(allow, ", ")})
+			return
+		}
 		writeError(w, r, &apiError{http.StatusNotFound, CodeNotFound, "no such resource: " + r.URL.Path})
 	})
 	return headers(trimTrailingSlash(mux))
+}
+
+// allowed lists the methods mux serves on r's path. The catch-all "/" matches every method, so the mux never
+// answers 405 by itself: a method missing on an existing path would read as a missing path.
+func allowed(mux *http.ServeMux, r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // trimTrailingSlash serves a path with a trailing "/" as the path without it: Cloud Director's Go SDK names its

@@ -87,13 +87,17 @@ func (s *Server) authenticate(r *http.Request) (Principal, error) {
 	if revoked {
 		return Principal{}, &apiError{http.StatusUnauthorized, CodeUnauthorized, "the session was logged out: log in again"}
 	}
-	// Disabled or deleted accounts lose their sessions at once, not at expiry.
+	// Disabled or deleted accounts lose their sessions at once, not at expiry; so does an account whose password
+	// changed. The row is the shared database's, so this holds on every replica.
 	u, err := s.store.GetUser(r.Context(), store.Scope{}, c.Subject)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !u.Enabled) {
 		return Principal{}, &apiError{http.StatusUnauthorized, CodeUnauthorized, "the account is disabled or gone"}
 	}
 	if err != nil {
 		return Principal{}, err
+	}
+	if c.Epoch != u.SessionEpoch {
+		return Principal{}, &apiError{http.StatusUnauthorized, CodeUnauthorized, "the account's password changed since this session began: log in again"}
 	}
 	p := Principal{UserID: u.ID, Username: u.Username, OrgID: u.OrgID, Role: u.Role, TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time}
 	return p, s.tenantContext(r, &p)
@@ -181,7 +185,7 @@ func (s *Server) loginAs(w http.ResponseWriter, r *http.Request, provider bool) 
 			return &apiError{http.StatusUnauthorized, CodeUnauthorized, "the organization is disabled"}
 		}
 	}
-	token, claims, err := s.issuer.Issue(u.ID, u.Username, u.OrgID, u.Role)
+	token, claims, err := s.issuer.Issue(u.ID, u.Username, u.OrgID, u.Role, u.SessionEpoch)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -116,6 +117,46 @@ func (s *Server) createContentLibrary(w http.ResponseWriter, r *http.Request) er
 	}
 	c, err := s.makeCatalog(r, want)
 	return writeOne(w, http.StatusCreated, libraryOut(c), err)
+}
+
+// updateContentLibrary renames a catalog and changes its description. The SDK sends back the object it read:
+// what the server sets may come back as it was, an id or organization other than the catalog's is refused, and
+// what a catalog cannot be is refused as on create.
+func (s *Server) updateContentLibrary(w http.ResponseWriter, r *http.Request) error {
+	cur, err := s.catalog(r)
+	if err != nil {
+		return err
+	}
+	if !principal(r).orgAdmin() {
+		return forbidden("only administrators change catalogs")
+	}
+	var in ContentLibrary
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.ID != "" && in.ID != naming.URN(naming.KindCatalog, cur.ID) {
+		return badRequest("id does not match the path")
+	}
+	if in.Org != nil && in.Org.ID != "" && in.Org.ID != naming.URN(naming.KindOrg, cur.OrgID) {
+		return badRequest("org: a content library cannot move to another organization")
+	}
+	in.ID, in.CreationDate, in.Status, in.VersionNumber = "", "", "", 0
+	want, err := in.catalog()
+	if err != nil {
+		return err
+	}
+	if err := checkName("name", want.Name); err != nil {
+		return err
+	}
+	if err := checkText("description", want.Description, 1024); err != nil {
+		return err
+	}
+	cur.Name, cur.Description = want.Name, want.Description
+	c, err := s.store.UpdateCatalog(r.Context(), cur)
+	if errors.Is(err, store.ErrConflict) {
+		return conflict("the organization has a catalog named " + want.Name)
+	}
+	return writeOne(w, http.StatusOK, libraryOut(c), err)
 }
 
 // libraryItemFields: the items of every catalog the caller sees, filtered in memory (see itemFields).

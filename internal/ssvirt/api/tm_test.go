@@ -8,13 +8,16 @@ import (
 // A Tenant Manager VDC becomes a VDC with the memory limit of its one zone; what a Kubernetes quota cannot keep
 // (MHz, reservations, several zones) or the server sets is refused rather than dropped.
 func TestTmVDCToVDC(t *testing.T) {
-	zone := func(a ResourceAllocation) []ZoneAllocation { return []ZoneAllocation{{ResourceAllocation: a}} }
-	got, err := TmVDC{Name: "web", Description: "d", Region: &Ref{ID: "r"}, Supervisors: []Ref{{ID: "s"}},
-		ZoneResourceAllocation: zone(ResourceAllocation{MemoryLimitMiB: 512})}.vdc()
+	inf := infraOf("east")
+	zone := func(a ResourceAllocation) []ZoneAllocation {
+		return []ZoneAllocation{{ResourceAllocation: a, Zone: &inf.zone}}
+	}
+	got, err := TmVDC{Name: "web", Description: "d", Region: &inf.region, Supervisors: []Ref{inf.supervisor},
+		ZoneResourceAllocation: zone(ResourceAllocation{MemoryLimitMiB: 512})}.vdc(inf)
 	if err != nil || got.Name != "web" || got.Description != "d" || got.ComputeCapacity.Memory.Limit != 512 || got.ComputeCapacity.CPU.Limit != 0 {
 		t.Errorf("vdc() = %+v, %v", got, err)
 	}
-	if got, err := (TmVDC{Name: "bare"}).vdc(); err != nil || got.ComputeCapacity.Memory.Limit != 0 {
+	if got, err := (TmVDC{Name: "bare"}).vdc(inf); err != nil || got.ComputeCapacity.Memory.Limit != 0 {
 		t.Errorf("without allocation: %+v, %v", got, err)
 	}
 	for name, in := range map[string]TmVDC{
@@ -22,10 +25,11 @@ func TestTmVDCToVDC(t *testing.T) {
 		"cpu reservation":    {Name: "x", ZoneResourceAllocation: zone(ResourceAllocation{CPUReservationMHz: 1})},
 		"memory reservation": {Name: "x", ZoneResourceAllocation: zone(ResourceAllocation{MemoryReservationMiB: 1})},
 		"two zones":          {Name: "x", ZoneResourceAllocation: append(zone(ResourceAllocation{}), zone(ResourceAllocation{})...)},
-		"id":                 {Name: "x", ID: "urn:vcloud:vdc:1"},
-		"status":             {Name: "x", Status: "READY"},
+		"another region":     {Name: "x", Region: &Ref{ID: "urn:vcloud:region:00000000-0000-0000-0000-000000000001"}},
+		"another supervisor": {Name: "x", Supervisors: []Ref{{ID: "urn:vcloud:supervisor:1"}}},
+		"another zone":       {Name: "x", ZoneResourceAllocation: []ZoneAllocation{{Zone: &Ref{ID: "urn:vcloud:zone:1"}}}},
 	} {
-		if _, err := in.vdc(); err == nil {
+		if _, err := in.vdc(inf); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

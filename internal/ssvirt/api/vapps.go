@@ -144,25 +144,36 @@ func (s *Server) instantiate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// What fails from here is undone on a context of its own: ctx may be the deadline that failed it, and the
+	// request's ends when its client goes away.
+	undo, cancelUndo := context.WithTimeout(context.WithoutCancel(r.Context()), s.cluster.InstantiateTimeout())
+	defer cancelUndo()
 	// The task exists before the TemplateInstance, so that the reconciler cannot see the instance end before there
 	// is a task to finish.
 	task, err := s.startTask(r.WithContext(ctx), app.OrgID, store.OpInstantiate, naming.KindVApp, app.ID, app.Name)
 	if err != nil {
-		if dErr := s.store.DeleteVApp(r.Context(), store.Scope{}, app.ID); dErr != nil {
-			s.log.Error(dErr, "removing the row of a failed instantiation", "vapp", app.ID)
-		}
+		s.dropVApp(undo, app.ID)
 		return err
 	}
+	// Instantiate takes back whatever part of the TemplateInstance it made before it fails.
 	if err := s.cluster.Instantiate(ctx, app, t, in.Parameters, p.Username); err != nil {
-		if dErr := s.store.DeleteVApp(r.Context(), store.Scope{}, app.ID); dErr != nil {
-			s.log.Error(dErr, "removing the row of a failed instantiation", "vapp", app.ID)
-		}
+		s.dropVApp(undo, app.ID)
 		msg := "Kubernetes did not take the TemplateInstance: " + err.Error()
-		_ = s.store.FinishTask(r.Context(), task.ID, store.TaskError, msg)
+		if fErr := s.store.FinishTask(undo, task.ID, store.TaskError, msg); fErr != nil {
+			s.log.Error(fErr, "ending the task of a failed instantiation", "task", task.ID)
+		}
 		return unavailable(msg)
 	}
 	accepted(w, r, task, vappOut(app))
 	return nil
+}
+
+// dropVApp removes the row of an instantiation that failed; one left behind is settled by the leader's check of
+// vApps still instantiating.
+func (s *Server) dropVApp(ctx context.Context, id string) {
+	if err := s.store.DeleteVApp(ctx, store.Scope{}, id); err != nil {
+		s.log.Error(err, "removing the row of a failed instantiation", "vapp", id)
+	}
 }
 
 // catalogItem finds the Template behind item id among the catalogs of the organization.

@@ -245,9 +245,7 @@ func (s *Server) makeVDC(r *http.Request, o store.Org, in VDC) (store.VDC, error
 	}
 }
 
-// updateVDC changes description, enabled flag and limits in both places; when Kubernetes refuses, the row is
-// put back as it was (compensation). With Kubernetes known to be unreachable the row changes and is PENDING
-// until the reconciler has applied it.
+// updateVDC changes description, enabled flag and limits (see changeVDC).
 func (s *Server) updateVDC(w http.ResponseWriter, r *http.Request) error {
 	_, cur, err := s.adminVDC(r)
 	if err != nil {
@@ -260,14 +258,22 @@ func (s *Server) updateVDC(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &in); err != nil {
 		return err
 	}
-	if in.Name != cur.Name {
-		return badRequest("a VDC's name cannot change (it names its namespace)")
-	}
 	if (in.ID != "" && in.ID != naming.URN(naming.KindVDC, cur.ID)) || (in.Namespace != "" && in.Namespace != cur.Namespace) {
 		return badRequest("id and namespace cannot change")
 	}
+	v, err := s.changeVDC(r, cur, in)
+	return writeOne(w, http.StatusOK, vdcOut(v), err)
+}
+
+// changeVDC writes in's description, enabled flag and limits to VDC cur in both places; when Kubernetes refuses,
+// the row is put back as it was (compensation). With Kubernetes known to be unreachable the row changes and is
+// PENDING until the reconciler has applied it. The name cannot change: it names the namespace.
+func (s *Server) changeVDC(r *http.Request, cur store.VDC, in VDC) (store.VDC, error) {
+	if in.Name != cur.Name {
+		return cur, badRequest("a VDC's name cannot change (it names its namespace)")
+	}
 	if err := in.check(); err != nil {
-		return err
+		return cur, err
 	}
 	next := cur
 	next.Description = in.Description
@@ -278,11 +284,10 @@ func (s *Server) updateVDC(w http.ResponseWriter, r *http.Request) error {
 	next.State = store.StatePending
 	before, err := s.store.UpdateVDC(r.Context(), next)
 	if err != nil {
-		return err
+		return cur, err
 	}
 	if !s.cluster.Available() {
-		writeJSON(w, http.StatusOK, vdcOut(next))
-		return nil
+		return next, nil
 	}
 	if err := s.cluster.ApplyVDC(r.Context(), next); err != nil {
 		before.State = store.StatePending
@@ -290,14 +295,13 @@ func (s *Server) updateVDC(w http.ResponseWriter, r *http.Request) error {
 			s.log.Error(cErr, "compensating a failed VDC update", "vdc", cur.ID)
 		}
 		s.cluster.Enqueue(cur.Namespace)
-		return unavailable("Kubernetes did not take the change, so the VDC was left as it was: " + err.Error())
+		return cur, unavailable("Kubernetes did not take the change, so the VDC was left as it was: " + err.Error())
 	}
 	if err := s.store.SetVDCState(r.Context(), next.ID, store.StateReady); err != nil {
-		return err
+		return cur, err
 	}
 	next.State = store.StateReady
-	writeJSON(w, http.StatusOK, vdcOut(next))
-	return nil
+	return next, nil
 }
 
 // deleteVDC hides the VDC at once, deletes the namespace, then the row: 204 when the namespace is already

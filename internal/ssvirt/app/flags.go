@@ -22,6 +22,8 @@ type Flags struct {
 	SessionLifetime                                       time.Duration
 	BootstrapAdmin                                        string
 	Kube                                                  kube.Options
+	// Lease timings of the leader election: a survivor leads about LeaseDuration after the leader died.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
 
 // BindFlags registers the flags on fs.
@@ -36,6 +38,13 @@ func (f *Flags) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.Kube.ResyncPeriod, "resync-period", time.Minute, "how often every VDC is compared with its namespace without an event")
 	fs.DurationVar(&f.Kube.PowerTimeout, "power-timeout", 10*time.Minute, "how long a power action waits for the VM's status before its task ends in error")
 	fs.DurationVar(&f.Kube.InstantiateTimeout, "instantiate-timeout", 30*time.Second, "how long an instantiation request may take to create its TemplateInstance; a vApp without one twice that long after is taken for one a stopped process left, removed, and its task ended in error")
+	fs.StringVar(&f.Kube.Region, "region-name", "kubernetes", "name of the one region (the Kubernetes cluster ssvirt-api runs against) in the Tenant Manager's API; its id derives from it, so keep it across restarts")
+	// Failover within 5 seconds: the survivor takes a dead leader's Lease at most a retry period after it
+	// expires (client-go counts the duration in whole seconds). A leader that cannot renew for the renew deadline
+	// stops leading, and the process exits to be restarted.
+	fs.DurationVar(&f.LeaseDuration, "leader-election-lease-duration", 3*time.Second, "how long a dead leader's Lease keeps the other replicas waiting (whole seconds)")
+	fs.DurationVar(&f.RenewDeadline, "leader-election-renew-deadline", 2*time.Second, "how long the leader keeps trying to renew its Lease before it stops leading")
+	fs.DurationVar(&f.RetryPeriod, "leader-election-retry-period", 500*time.Millisecond, "how often the leader renews its Lease and the others try to take it")
 	f.Manager.Register(fs, 50, 100)
 }
 
@@ -63,12 +72,19 @@ func (f Flags) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	if f.LeaseDuration.Truncate(time.Second) != f.LeaseDuration || f.LeaseDuration <= f.RenewDeadline ||
+		f.RenewDeadline <= f.RetryPeriod*6/5 || f.RetryPeriod <= 0 {
+		return Config{}, fmt.Errorf("leader election: want a lease duration in whole seconds > renew deadline > 1.2 x retry period > 0, got %s, %s, %s",
+			f.LeaseDuration, f.RenewDeadline, f.RetryPeriod)
+	}
+	mgr := f.Manager.ManagerOptions("ssvirt-api", os.Getenv("POD_NAMESPACE"))
+	mgr.LeaseDuration, mgr.RenewDeadline, mgr.RetryPeriod = &f.LeaseDuration, &f.RenewDeadline, &f.RetryPeriod
 	return Config{
 		ListenAddress: f.ListenAddress, DatabaseDriver: f.DatabaseDriver, DatabaseDSN: dsn,
 		JWTKey: key, SessionLifetime: f.SessionLifetime,
 		BootstrapAdmin: f.BootstrapAdmin, BootstrapPass: os.Getenv("SSVIRT_BOOTSTRAP_ADMIN_PASSWORD"),
 		Kube: f.Kube, RESTConfig: rest,
-		Manager: f.Manager.ManagerOptions("ssvirt-api", os.Getenv("POD_NAMESPACE")),
+		Manager: mgr,
 		Log:     ctrl.Log.WithName("ssvirt-api"),
 	}, nil
 }

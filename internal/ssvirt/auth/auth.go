@@ -45,6 +45,9 @@ type Claims struct {
 	Username string `json:"username"`
 	OrgID    string `json:"org,omitempty"`
 	Role     string `json:"role"`
+	// Epoch is the account's session epoch at issue: a password change moves the account's on, and the token
+	// is refused from then on.
+	Epoch int64 `json:"sep,omitempty"`
 }
 
 // Issuer signs and checks tokens.
@@ -66,8 +69,8 @@ func NewIssuer(key []byte, lifetime time.Duration) (*Issuer, error) {
 	return &Issuer{key: key, lifetime: lifetime}, nil
 }
 
-// Issue returns a signed token for the user and its claims.
-func (i *Issuer) Issue(userID, username, orgID, role string) (string, Claims, error) {
+// Issue returns a signed token for the user, in the account's session epoch, and its claims.
+func (i *Issuer) Issue(userID, username, orgID, role string, epoch int64) (string, Claims, error) {
 	t := time.Now()
 	c := Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -75,7 +78,7 @@ func (i *Issuer) Issue(userID, username, orgID, role string) (string, Claims, er
 			IssuedAt: jwt.NewNumericDate(t), NotBefore: jwt.NewNumericDate(t),
 			ExpiresAt: jwt.NewNumericDate(t.Add(i.lifetime)),
 		},
-		Username: username, OrgID: orgID, Role: role,
+		Username: username, OrgID: orgID, Role: role, Epoch: epoch,
 	}
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(i.key)
 	return s, c, err

@@ -36,7 +36,7 @@ func TestTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, claims, err := iss.Issue("u1", "alice", "o1", "vApp User")
+	tok, claims, err := iss.Issue("u1", "alice", "o1", "vApp User", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestTokens(t *testing.T) {
 		t.Error("a token signed with another key was accepted")
 	}
 	short, _ := auth.NewIssuer(key, time.Nanosecond)
-	old, _, _ := short.Issue("u1", "alice", "o1", "vApp User")
+	old, _, _ := short.Issue("u1", "alice", "o1", "vApp User", 0)
 	time.Sleep(1100 * time.Millisecond)
 	if _, err := iss.Verify(old); err == nil {
 		t.Error("an expired token was accepted")

@@ -44,6 +44,8 @@ type Options struct {
 	// TemplateInstance. A vApp still instantiating without a TemplateInstance twice that long after its row was
 	// written was left by a process that stopped in between, and the leader removes it. Default 30 seconds.
 	InstantiateTimeout time.Duration
+	// Region names the cluster as the Tenant Manager's one region (an RFC 1123 label). Default "kubernetes".
+	Region string
 }
 
 func (o Options) withDefaults() Options {
@@ -61,6 +63,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.InstantiateTimeout <= 0 {
 		o.InstantiateTimeout = 30 * time.Second
+	}
+	if o.Region == "" {
+		o.Region = "kubernetes"
 	}
 	return o
 }
@@ -176,6 +181,9 @@ func (k *Cluster) Status() string {
 
 // InstantiateTimeout is how long an instantiation request may take to create its TemplateInstance.
 func (k *Cluster) InstantiateTimeout() time.Duration { return k.opts.InstantiateTimeout }
+
+// Region is the name the cluster has as the Tenant Manager's region.
+func (k *Cluster) Region() string { return k.opts.Region }
 
 // Orphans lists namespaces labelled as ssvirt's that no VDC owns.
 func (k *Cluster) Orphans() []string {

@@ -3,11 +3,14 @@ package kube
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,8 +23,21 @@ func InstanceName(vappID string) string { return "vapp-" + vappID }
 // Instantiate creates the vApp's TemplateInstance in its VDC's namespace, embedding the Template, and a Secret
 // holding the user's parameter values owned by the TemplateInstance (so that deleting the TemplateInstance
 // deletes the Secret, as it deletes what the template controller made from it). Values are data: they are
-// written as given, never evaluated.
+// written as given, never evaluated. When it fails, whatever part it made is taken back (see takeBack) before it
+// returns: the caller removes the vApp's row next, and a TemplateInstance left behind would make VMs nobody
+// sees.
 func (k *Cluster) Instantiate(ctx context.Context, app store.VApp, t Template, params map[string]string, requester string) error {
+	err := k.instantiate(ctx, app, t, params, requester)
+	if err != nil {
+		if tbErr := k.takeBack(ctx, app); tbErr != nil {
+			k.log.Error(tbErr, "taking back the TemplateInstance of a failed instantiation; the leader's sweep removes it",
+				"vapp", app.ID, "namespace", app.Namespace)
+		}
+	}
+	return err
+}
+
+func (k *Cluster) instantiate(ctx context.Context, app store.VApp, t Template, params map[string]string, requester string) error {
 	name := InstanceName(app.ID)
 	labels := map[string]string{LabelManagedBy: ManagedBy, LabelVAppID: app.ID, LabelVDCID: app.VDCID, LabelOrgID: app.OrgID}
 
@@ -61,11 +77,22 @@ func (k *Cluster) Instantiate(ctx context.Context, app store.VApp, t Template, p
 		StringData: params,
 	}
 	if err := k.client.Create(ctx, secret); err != nil {
-		// Without its parameters the instance would be made with defaults: take it back.
-		_ = k.client.Delete(ctx, ti)
+		// Without its parameters the instance would be made with defaults: Instantiate takes it back.
 		return k.seen(fmt.Errorf("creating Secret %s/%s: %w", app.Namespace, secret.Name, err))
 	}
 	return nil
+}
+
+// takeBack deletes what a failed instantiation may have made. It runs on a context of its own: the request's may
+// be the very deadline that failed it. A create that timed out may still have been carried out, so the delete is
+// sent whatever the create said, and retried; a TemplateInstance that outlives all that has no row by then and
+// is the orphan sweep's.
+func (k *Cluster) takeBack(ctx context.Context, app store.VApp) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.opts.InstantiateTimeout)
+	defer cancel()
+	return retry.OnError(wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 6, Cap: 2 * time.Second},
+		func(error) bool { return ctx.Err() == nil },
+		func() error { return k.DeleteVApp(ctx, app) })
 }
 
 func runtimeCopy(v any) any {

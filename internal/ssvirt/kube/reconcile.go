@@ -152,6 +152,7 @@ func (k *Cluster) runResync(ctx context.Context) error {
 		if k.Available() {
 			k.Resync(ctx)
 			k.endAbandonedInstantiations(ctx)
+			k.sweepOrphanInstances(ctx)
 		}
 		return false, nil // until ctx ends
 	})

@@ -69,6 +69,10 @@ const (
 	KindRole        = "role"
 	KindTask        = "task"
 	KindVM          = "vm"
+	KindRegion      = "region"
+	KindZone        = "zone"
+	KindSupervisor  = "supervisor"
+	KindVCenter     = "vimserver"
 )
 
 // URN is "urn:vcloud:<kind>:<id>".

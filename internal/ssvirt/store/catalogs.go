@@ -66,3 +66,15 @@ func (s *Store) DeleteCatalog(ctx context.Context, sc Scope, id string) error {
 	}
 	return mustAffect(res)
 }
+
+// UpdateCatalog writes c's name and description; a name the organization already has is ErrConflict.
+func (s *Store) UpdateCatalog(ctx context.Context, c Catalog) (Catalog, error) {
+	res, err := s.exec(ctx, "UPDATE catalogs SET name = ?, description = ? WHERE id = ?", c.Name, c.Description, c.ID)
+	if err != nil {
+		return Catalog{}, err
+	}
+	if err := mustAffect(res); err != nil {
+		return Catalog{}, err
+	}
+	return s.GetCatalog(ctx, Scope{}, c.ID)
+}

@@ -427,6 +427,44 @@ func TestRevokedSessions(t *testing.T) {
 	})
 }
 
+// A new password hash moves the account's session epoch on; writing the same hash (a role or enabled change)
+// leaves it, so that those changes do not end sessions the per-request checks keep valid.
+func TestPasswordChangeMovesSessionEpoch(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		org := mustOrg(t, s, "epochs")
+		u, err := s.CreateUser(ctx, store.User{Username: "eve", OrgID: org.ID, Role: store.RoleVAppUser, PasswordHash: "h1", Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		epoch := func() int64 {
+			t.Helper()
+			got, err := s.GetUser(ctx, store.Scope{}, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.SessionEpoch
+		}
+		if got := epoch(); got != 0 {
+			t.Fatalf("a new account's epoch: %d", got)
+		}
+		u.Role = store.RoleOrgAdmin
+		if err := s.UpdateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if got := epoch(); got != 0 {
+			t.Errorf("after a role change: epoch %d, want 0", got)
+		}
+		u.PasswordHash = "h2"
+		if err := s.UpdateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if got := epoch(); got != 1 {
+			t.Errorf("after a password change: epoch %d, want 1", got)
+		}
+	})
+}
+
 func TestSQLiteOpenInOneProcessAtATime(t *testing.T) {
 	// A replacement Pod starts while the old one still shuts down, on the same volume: it must wait for the old
 	// process to close the database, and then see everything that process wrote.

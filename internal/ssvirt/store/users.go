@@ -15,21 +15,23 @@ const (
 )
 
 // User is an account; OrgID (and OrgName) are empty for system administrators. PasswordHash is a bcrypt hash.
-// Names are unique per organization.
+// Names are unique per organization. SessionEpoch counts the password's changes: tokens issued before the last one
+// are refused.
 type User struct {
 	ID, Username, OrgID, OrgName, Role, PasswordHash string
 	Enabled                                          bool
+	SessionEpoch                                     int64
 	CreatedAt                                        time.Time
 }
 
-const userSelect = `SELECT u.id, u.username, u.org_id, o.name, u.role, u.password_hash, u.enabled, u.created_at
+const userSelect = `SELECT u.id, u.username, u.org_id, o.name, u.role, u.password_hash, u.enabled, u.session_epoch, u.created_at
  FROM users u LEFT JOIN organizations o ON o.id = u.org_id`
 
 func scanUser(row scanner) (User, error) {
 	var u User
 	var org, orgName *string
 	var created int64
-	err := row.Scan(&u.ID, &u.Username, &org, &orgName, &u.Role, &u.PasswordHash, &u.Enabled, &created)
+	err := row.Scan(&u.ID, &u.Username, &org, &orgName, &u.Role, &u.PasswordHash, &u.Enabled, &u.SessionEpoch, &created)
 	if org != nil {
 		u.OrgID = *org
 	}
@@ -83,9 +85,12 @@ func (s *Store) ListUsers(ctx context.Context, sc Scope, q Query) ([]User, int, 
 	return list(ctx, s, userSelect, "SELECT COUNT(*) FROM users u", cond, args, q, "u.username, u.id", scanUser)
 }
 
-// UpdateUser writes u's role, enabled flag and password hash.
+// UpdateUser writes u's role, enabled flag and password hash; a new password hash moves the session epoch on,
+// which ends the account's sessions.
 func (s *Store) UpdateUser(ctx context.Context, u User) error {
-	res, err := s.exec(ctx, "UPDATE users SET role = ?, enabled = ?, password_hash = ? WHERE id = ?", u.Role, u.Enabled, u.PasswordHash, u.ID)
+	res, err := s.exec(ctx, `UPDATE users SET role = ?, enabled = ?,
+ session_epoch = session_epoch + CASE WHEN password_hash = ? THEN 0 ELSE 1 END, password_hash = ? WHERE id = ?`,
+		u.Role, u.Enabled, u.PasswordHash, u.PasswordHash, u.ID)
 	if err != nil {
 		return err
 	}

@@ -179,3 +179,47 @@ func TestInstantiation(t *testing.T) {
 	sys.must(t, "PUT", "/api/admin/org/"+tn.org.ID+"/vdcs/"+vdc.ID, upd, http.StatusOK, nil)
 	tn.user.must(t, "POST", path, req(map[string]string{"NAME": "vm-3"}), http.StatusConflict, nil)
 }
+
+// A TemplateInstance labelled as a vApp's whose row does not exist (what a failed instantiation could not take
+// back) is deleted by the leader; one whose vApp exists is left.
+func TestOrphanTemplateInstancesSwept(t *testing.T) {
+	ctx := t.Context()
+	sys := sysadmin(t)
+	tn := newTenant(t, sys)
+	var vdc api.VDC
+	sys.must(t, "POST", "/api/admin/org/"+tn.org.ID+"/vdcs", vdcBody("sweep", 1000, 1024, 0), http.StatusCreated, &vdc)
+	var cat api.Catalog
+	tn.admin.must(t, "POST", "/cloudapi/1.0.0/catalogs", api.Catalog{Name: "vms"}, http.StatusCreated, &cat)
+	var page api.Paged[api.CatalogItem]
+	tn.user.must(t, "GET", "/cloudapi/1.0.0/catalogs/"+cat.ID+"/catalogItems", nil, http.StatusOK, &page)
+	var item api.CatalogItem
+	for _, it := range page.Values {
+		if it.TemplateName == "fedora" {
+			item = it
+		}
+	}
+	var owned api.VApp
+	tn.user.must(t, "POST", "/cloudapi/1.0.0/vdcs/"+vdc.ID+"/actions/instantiateTemplate",
+		api.InstantiateRequest{Name: "kept", CatalogItem: api.Ref{ID: item.ID}, Parameters: map[string]string{"NAME": "kept"}},
+		http.StatusAccepted, &owned)
+
+	orphanID := "5e0c1d2a-7b3f-4c8e-9a6d-0f1e2d3c4b5a"
+	orphan := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "template.openshift.io/v1", "kind": "TemplateInstance",
+		"metadata": map[string]any{
+			"name": kube.InstanceName(orphanID), "namespace": vdc.Namespace,
+			"labels": map[string]any{kube.LabelManagedBy: kube.ManagedBy, kube.LabelVAppID: orphanID},
+		},
+		"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"name": "fedora"}, "objects": []any{}}},
+	}}
+	if _, err := dyn.Resource(fixture.TemplateInstances).Namespace(vdc.Namespace).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TemplateInstance without a vApp is deleted", 30*time.Second, func() (bool, string) {
+		_, err := dyn.Resource(fixture.TemplateInstances).Namespace(vdc.Namespace).Get(ctx, kube.InstanceName(orphanID), metav1.GetOptions{})
+		return apierrors.IsNotFound(err), "still there"
+	})
+	if _, err := templateInstance(ctx, vdc.Namespace, owned.ID); err != nil {
+		t.Errorf("the TemplateInstance of a vApp that exists: %v", err)
+	}
+}

@@ -76,6 +76,16 @@ func TestReplicasOneKilledUnderLoad(t *testing.T) {
 	sysA.must(t, "POST", "/cloudapi/1.0.0/orgs", api.Org{Name: unique("replicas")}, http.StatusCreated, &org)
 	orgID := strings.TrimPrefix(org.ID, "urn:vcloud:org:")
 	sysA.must(t, "POST", "/cloudapi/1.0.0/users", userBody("boss", "password-boss", "Organization Administrator", org.ID), http.StatusCreated, nil)
+	// A password changed through replica-b ends the account's session on replica-a at once.
+	var temp api.User
+	sysA.must(t, "POST", "/cloudapi/1.0.0/users", userBody("temp", "password-temp", "vApp User", org.ID), http.StatusCreated, &temp)
+	tempA := login(t, a.asInstance(), "temp", org.Name, "password-temp")
+	tempA.must(t, "GET", "/cloudapi/1.0.0/vapps", nil, http.StatusOK, nil)
+	temp.Password = "password-temp-2"
+	sysB.must(t, "PUT", "/cloudapi/1.0.0/users/"+temp.ID, temp, http.StatusOK, nil)
+	if got := tempA.do(t, "GET", "/cloudapi/1.0.0/vapps", nil, nil); got != http.StatusUnauthorized {
+		t.Errorf("a session on replica-a after its password changed on replica-b: %d, want 401", got)
+	}
 	bossA := login(t, a.asInstance(), "boss", org.Name, "password-boss")
 	bossB := &client{base: b.url, token: bossA.token}
 	var cat api.Catalog
@@ -112,11 +122,21 @@ func TestReplicasOneKilledUnderLoad(t *testing.T) {
 	}
 	var answered atomic.Int32
 	killed := make(chan struct{})
+	// takeover is how long after the leader's death the survivor holds the Lease.
+	var takeover time.Duration
 	go func() {
 		for answered.Load() < 30 {
 			time.Sleep(10 * time.Millisecond)
 		}
 		a.kill()
+		died := time.Now()
+		for l := leader(ctx); l == "" || l == killedLeader; l = leader(ctx) {
+			if time.Since(died) > time.Minute || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		takeover = time.Since(died)
 		close(killed)
 	}()
 	var wg sync.WaitGroup
@@ -143,6 +163,10 @@ func TestReplicasOneKilledUnderLoad(t *testing.T) {
 	}
 	wg.Wait()
 	<-killed
+	t.Logf("replica-b took the Lease over %s after replica-a was killed", takeover.Round(10*time.Millisecond))
+	if takeover > 5*time.Second {
+		t.Errorf("failover took %s, want at most 5s", takeover.Round(10*time.Millisecond))
+	}
 	summary := map[string]int{}
 	for _, o := range ops {
 		summary[fmt.Sprintf("%s via %s: %d", o.kind, o.via.name, o.status)]++

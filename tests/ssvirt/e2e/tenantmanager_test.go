@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,13 +20,13 @@ func TestTmVirtualDatacenters(t *testing.T) {
 	sys := sysadmin(t)
 	a, b := newTenant(t, sys), newTenant(t, sys)
 	body := func(name, orgID string, alloc api.ResourceAllocation) api.TmVDC {
-		return api.TmVDC{Name: name, Org: &api.Ref{ID: orgID}, Region: &api.Ref{ID: "urn:vcloud:region:ignored"},
+		return api.TmVDC{Name: name, Org: &api.Ref{ID: orgID},
 			ZoneResourceAllocation: []api.ZoneAllocation{{ResourceAllocation: alloc}}}
 	}
 	var made api.TmVDC
 	sys.must(t, "POST", "/cloudapi/vcf/virtualDatacenters", body("tm1", a.org.ID, api.ResourceAllocation{MemoryLimitMiB: 2048}),
 		http.StatusCreated, &made)
-	if made.Status != "READY" || made.Org == nil || made.Org.ID != a.org.ID || made.Region != nil ||
+	if made.Status != "READY" || made.Org == nil || made.Org.ID != a.org.ID ||
 		len(made.ZoneResourceAllocation) != 1 || made.ZoneResourceAllocation[0].ResourceAllocation.MemoryLimitMiB != 2048 {
 		t.Fatalf("created: %+v", made)
 	}
@@ -94,6 +95,86 @@ func TestTmVirtualDatacenters(t *testing.T) {
 		status := a.user.do(t, "GET", "/cloudapi/vcf/virtualDatacenters/"+made.ID, nil, nil)
 		return status == http.StatusForbidden, http.StatusText(status)
 	})
+}
+
+// A Region Quota names the region it is in (the cluster: one region, with one zone and one supervisor), the
+// same on every answer, so that a client that stores region_id reads back what it stored; one naming another
+// region, zone or supervisor is refused. PUT changes what the Tenant Manager's shape holds and answers it as
+// written, leaving the limits it cannot carry alone; a content library is renamed with PUT.
+func TestTmRegionQuotaRegionAndUpdate(t *testing.T) {
+	sys := sysadmin(t)
+	a := newTenant(t, sys)
+	var made api.TmVDC
+	sys.must(t, "POST", "/cloudapi/vcf/virtualDatacenters", api.TmVDC{Name: "rq", Org: &api.Ref{ID: a.org.ID}},
+		http.StatusCreated, &made)
+	if made.Region == nil || made.Region.ID == "" || made.Region.Name == "" || len(made.Supervisors) != 1 ||
+		len(made.ZoneResourceAllocation) != 1 || made.ZoneResourceAllocation[0].Zone == nil || made.ZoneResourceAllocation[0].Zone.ID == "" {
+		t.Fatalf("a Region Quota without its region, zone or supervisor: %+v", made)
+	}
+	region, zone, supervisor := *made.Region, *made.ZoneResourceAllocation[0].Zone, made.Supervisors[0]
+	var listed api.Paged[api.TmVDC]
+	a.user.must(t, "GET", "/cloudapi/vcf/virtualDatacenters", nil, http.StatusOK, &listed)
+	var got api.TmVDC
+	a.user.must(t, "GET", "/cloudapi/vcf/virtualDatacenters/"+made.ID, nil, http.StatusOK, &got)
+	if len(listed.Values) != 1 || *listed.Values[0].Region != region || *got.Region != region || *got.ZoneResourceAllocation[0].Zone != zone {
+		t.Errorf("the region differs between answers: created %+v, listed %+v, read %+v", region, listed.Values, got.Region)
+	}
+	// Named as the answers name it, the region, zone and supervisor are taken; anything else is refused.
+	named := api.TmVDC{Name: "rq2", Org: &api.Ref{ID: a.org.ID}, Region: &region, Supervisors: []api.Ref{supervisor},
+		ZoneResourceAllocation: []api.ZoneAllocation{{Zone: &zone, ResourceAllocation: api.ResourceAllocation{MemoryLimitMiB: 256}}}}
+	sys.must(t, "POST", "/cloudapi/vcf/virtualDatacenters", named, http.StatusCreated, nil)
+	other := api.Ref{ID: "urn:vcloud:region:00000000-0000-0000-0000-00000000000f"}
+	elsewhere := named
+	elsewhere.Name, elsewhere.Region = "rq3", &other
+	var e api.Error
+	sys.must(t, "POST", "/cloudapi/vcf/virtualDatacenters", elsewhere, http.StatusBadRequest, &e)
+	if e.Message == "" || !strings.Contains(e.Message, region.ID) {
+		t.Errorf("another region: %+v, want a message naming %s", e, region.ID)
+	}
+
+	// PUT what was read, changed: description, isEnabled and memory; the CPU limit set through CloudAPI 1.0.0
+	// stays.
+	var v api.VDC
+	sys.must(t, "GET", "/api/admin/org/"+a.org.ID+"/vdcs/"+made.ID, nil, http.StatusOK, &v)
+	v.ComputeCapacity.CPU.Limit = 1500
+	sys.must(t, "PUT", "/api/admin/org/"+a.org.ID+"/vdcs/"+made.ID, v, http.StatusOK, nil)
+	off := false
+	change := got
+	change.Description, change.IsEnabled = "changed", &off
+	change.ZoneResourceAllocation[0].ResourceAllocation.MemoryLimitMiB = 1024
+	var put api.TmVDC
+	a.admin.must(t, "PUT", "/cloudapi/vcf/virtualDatacenters/"+made.ID, change, http.StatusForbidden, nil)
+	sys.must(t, "PUT", "/cloudapi/vcf/virtualDatacenters/"+made.ID, change, http.StatusOK, &put)
+	a.user.must(t, "GET", "/cloudapi/vcf/virtualDatacenters/"+made.ID, nil, http.StatusOK, &got)
+	for _, answer := range []api.TmVDC{put, got} {
+		if answer.Description != "changed" || answer.IsEnabled == nil || *answer.IsEnabled ||
+			answer.ZoneResourceAllocation[0].ResourceAllocation.MemoryLimitMiB != 1024 || *answer.Region != region {
+			t.Errorf("after PUT: %+v", answer)
+		}
+	}
+	sys.must(t, "GET", "/api/admin/org/"+a.org.ID+"/vdcs/"+made.ID, nil, http.StatusOK, &v)
+	if v.ComputeCapacity.CPU.Limit != 1500 || v.ComputeCapacity.Memory.Limit != 1024 || *v.IsEnabled {
+		t.Errorf("the same VDC in CloudAPI 1.0.0 after the Tenant Manager's PUT: %+v", v)
+	}
+	renamed := change
+	renamed.Name = "other"
+	sys.must(t, "PUT", "/cloudapi/vcf/virtualDatacenters/"+made.ID, renamed, http.StatusBadRequest, nil)
+	moved := change
+	moved.Region = &other
+	sys.must(t, "PUT", "/cloudapi/vcf/virtualDatacenters/"+made.ID, moved, http.StatusBadRequest, nil)
+
+	var lib api.ContentLibrary
+	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "lib"}, http.StatusCreated, &lib)
+	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "taken"}, http.StatusCreated, nil)
+	lib.Name, lib.Description = "lib2", "renamed"
+	var libPut api.ContentLibrary
+	a.admin.must(t, "PUT", "/cloudapi/vcf/contentLibraries/"+lib.ID, lib, http.StatusOK, &libPut)
+	if libPut.Name != "lib2" || libPut.Description != "renamed" || libPut.ID != lib.ID {
+		t.Errorf("after PUT: %+v", libPut)
+	}
+	lib.Name = "taken"
+	a.admin.must(t, "PUT", "/cloudapi/vcf/contentLibraries/"+lib.ID, lib, http.StatusConflict, nil)
+	a.user.must(t, "PUT", "/cloudapi/vcf/contentLibraries/"+lib.ID, libPut, http.StatusForbidden, nil)
 }
 
 // Content libraries are the catalogs and their items the catalog items: an organization's own only, a library

@@ -115,3 +115,43 @@ func TestUsersCloudAPIShape(t *testing.T) {
 		t.Errorf("a's administrator in its own context: %d", status)
 	}
 }
+
+// A password change ends every session the account had, at once; the new password's session lives on through a
+// change that leaves the password alone. A deleted account's sessions end with it.
+func TestPasswordChangeEndsSessions(t *testing.T) {
+	sys := sysadmin(t)
+	tn := newTenant(t, sys)
+	name := unique("dave")
+	var u api.User
+	tn.admin.must(t, "POST", "/cloudapi/1.0.0/users", userBody(name, "password-one", "vApp User", ""), http.StatusCreated, &u)
+	first := login(t, srv, name, tn.org.Name, "password-one")
+	second := login(t, srv, name, tn.org.Name, "password-one")
+	first.must(t, "GET", "/cloudapi/1.0.0/sessions/current", nil, http.StatusOK, nil)
+
+	u.Password = "password-two"
+	tn.admin.must(t, "PUT", "/cloudapi/1.0.0/users/"+u.ID, u, http.StatusOK, &u)
+	for i, c := range []*client{first, second} {
+		if got := c.do(t, "GET", "/cloudapi/1.0.0/vapps", nil, nil); got != http.StatusUnauthorized {
+			t.Errorf("session %d after the password changed: %d, want 401", i+1, got)
+		}
+	}
+	if _, status := tryLogin(t, srv, name, tn.org.Name, "password-one"); status != http.StatusUnauthorized {
+		t.Errorf("the old password logs in: %d", status)
+	}
+	third := login(t, srv, name, tn.org.Name, "password-two")
+	third.must(t, "GET", "/cloudapi/1.0.0/vapps", nil, http.StatusOK, nil)
+	// A change without a password keeps the sessions.
+	u.Password = ""
+	tn.admin.must(t, "PUT", "/cloudapi/1.0.0/users/"+u.ID, u, http.StatusOK, nil)
+	third.must(t, "GET", "/cloudapi/1.0.0/vapps", nil, http.StatusOK, nil)
+
+	tn.admin.must(t, "DELETE", "/cloudapi/1.0.0/users/"+u.ID, nil, http.StatusNoContent, nil)
+	if got := third.do(t, "GET", "/cloudapi/1.0.0/vapps", nil, nil); got != http.StatusUnauthorized {
+		t.Errorf("a deleted account's session: %d, want 401", got)
+	}
+	// The same name again is another account: the old token does not become its session.
+	tn.admin.must(t, "POST", "/cloudapi/1.0.0/users", userBody(name, "password-two", "vApp User", ""), http.StatusCreated, nil)
+	if got := third.do(t, "GET", "/cloudapi/1.0.0/vapps", nil, nil); got != http.StatusUnauthorized {
+		t.Errorf("a deleted account's session once the name is taken again: %d, want 401", got)
+	}
+}
