@@ -192,7 +192,8 @@ func mountPoints() ([]string, error) {
 	return slices.Compact(out), s.Err()
 }
 
-// cgroupDirs lists the cgroups a kubelet makes, kubepods two levels deep under every hierarchy, and the node's own.
+// cgroupDirs lists the cgroups a kubelet makes, kubepods two levels deep under every hierarchy, but for the node's
+// own: a killed run leaves that one empty for the next start to remove, and a stop that cannot remove it fails.
 // Only those: other programs on the machine create and remove cgroups of their own meanwhile, which are no sign that
 // the node left something behind.
 func cgroupDirs() []string {
@@ -213,7 +214,7 @@ func cgroupDirs() []string {
 }
 
 func nodeCgroup(dir string) bool {
-	return strings.Contains(dir, "kubepods") || filepath.Base(dir) == cgroupParent
+	return strings.Contains(dir, "kubepods") && !strings.Contains(dir, "/"+cgroupParent+"/")
 }
 func notNodeCgroup(dir string) bool { return !nodeCgroup(dir) }
 

@@ -143,11 +143,9 @@ func (c *Cluster) startNode(ctx context.Context) error {
 	return c.createLocalVolumes(ctx)
 }
 
-// nodeProcess is a component that runs on the node: in its cgroup and its network and mount namespaces. containerd
-// also joins the node's PID namespace, where its shims and the containers then run.
+// nodeProcess is a component that runs on the node: in its cgroup and its namespaces.
 func (c *Cluster) nodeProcess(name, bin string, args ...string) *process {
-	enter := c.node.ns.EnterArgs(c.dir, name == ComponentContainerd)
-	return &process{name: name, bin: bin, args: args, dataDir: c.dir, wrap: append(cgroupWrap(), enter...)}
+	return &process{name: name, bin: bin, args: args, dataDir: c.dir, wrap: append(cgroupWrap(), c.node.ns.EnterArgs(c.dir)...)}
 }
 
 // writeNodeFiles writes the configuration, certificates and kubeconfigs of the node's components.

@@ -29,7 +29,8 @@ type Options struct {
 	// Mount makes a private mount namespace (propagation private: nothing mounted in it shows on the host).
 	Mount bool
 	// PID makes a PID namespace whose first process is the holder: when the holder dies, the kernel kills every
-	// process in it, including those of nested PID namespaces (a container's).
+	// process in it, including those of nested PID namespaces (a container's). With Mount, the namespaces' /proc is
+	// then the PID namespace's own, so everything run in them sees one numbering.
 	PID bool
 	// Detach lets the namespaces outlive the program that made them (`devcluster up`); they then last until the
 	// holder is killed.
@@ -82,6 +83,12 @@ func New(opts Options) (*Namespace, error) {
 		return nil, err
 	}
 	ns.pid = pid
+	if opts.Mount && opts.PID {
+		if err := ns.Run(context.Background(), "mount", "-t", "proc", "proc", "/proc"); err != nil {
+			ns.Close()
+			return nil, err
+		}
+	}
 	return ns, nil
 }
 
@@ -130,12 +137,11 @@ func (ns *Namespace) Alive() bool {
 }
 
 // EnterArgs is the nsenter command line that runs a program in the namespaces, followed by the program and its
-// arguments. Without inPID the program execs in place (nsenter does not fork), so its pid is the one the caller
-// started and a signal to it reaches the program. With inPID (a PID namespace's members cannot start threads after
-// joining it, so nsenter forks) the program is nsenter's child, in nsenter's process group: signal the group, and
-// start nsenter with SIGTERM ignored so that it waits for the program to exit and exits with its status (a Go
-// program installs its own SIGTERM handler whatever it inherits).
-func (ns *Namespace) EnterArgs(dir string, inPID bool) []string {
+// arguments. Without a PID namespace the program execs in place, so its pid is the one the caller started. In one (a
+// process that joined a PID namespace cannot start threads, so nsenter forks) the program is nsenter's child, in
+// nsenter's process group: signal the group, and start nsenter with SIGTERM ignored so that it waits for the program
+// and exits with its status (a Go program installs its own SIGTERM handler whatever it inherits).
+func (ns *Namespace) EnterArgs(dir string) []string {
 	args := []string{"nsenter", "--target", strconv.Itoa(ns.pid), "--net"}
 	if ns.opts.Mount {
 		args = append(args, "--mount")
@@ -144,7 +150,7 @@ func (ns *Namespace) EnterArgs(dir string, inPID bool) []string {
 			args = append(args, "--wd="+dir)
 		}
 	}
-	if ns.opts.PID && inPID {
+	if ns.opts.PID {
 		args = append(args, "--pid")
 	}
 	return append(args, "--")
@@ -152,7 +158,7 @@ func (ns *Namespace) EnterArgs(dir string, inPID bool) []string {
 
 // Command is exec.CommandContext for a program run in the namespaces.
 func (ns *Namespace) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	full := append(ns.EnterArgs("", false), name)
+	full := append(ns.EnterArgs(""), name)
 	return exec.CommandContext(ctx, full[0], append(full[1:], args...)...)
 }
 

@@ -69,7 +69,9 @@ func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
 		{inNode("link", "add", VLANBridge, "type", "bridge"), inNode("link", "delete", VLANBridge)},
 		{inNode("addr", "add", VLANNodeIP+"/24", "dev", VLANBridge), nil},
 		{inNode("link", "set", VLANBridge, "up"), nil},
-		{inNode("link", "add", vlanNodeLink, "type", "veth", "peer", "name", "vlan0", "netns", strconv.Itoa(hosts.PID())), nil},
+		// Made on the host and moved: the namespaces' processes number pids as the node's PID namespace does.
+		{hostIP("link", "add", vlanNodeLink, "type", "veth", "peer", "name", "vlan0", "netns", strconv.Itoa(hosts.PID())), nil},
+		{hostIP("link", "set", vlanNodeLink, "netns", strconv.Itoa(node.PID())), nil},
 		{inNode("link", "set", vlanNodeLink, "master", VLANBridge, "up"), nil},
 		{inHosts("addr", "add", NodeVLANClient+"/24", "dev", "vlan0"), nil},
 		{inHosts("addr", "add", RouterA+"/32", "dev", "vlan0"), nil},
