@@ -50,7 +50,7 @@ func TestReleaseToARealRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out := mustRun(t, ctx, append(base, "--dry-run")...)
+	out := mustRun(ctx, t, append(base, "--dry-run")...)
 	if strings.Count(out, "would push image") != 4 || strings.Count(out, "would push chart") != 4 {
 		t.Fatalf("dry run plan:\n%s", out)
 	}
@@ -61,9 +61,9 @@ func TestReleaseToARealRegistry(t *testing.T) {
 	}
 
 	start := time.Now()
-	out = mustRun(t, ctx, base...)
+	out = mustRun(ctx, t, base...)
 	t.Logf("push of 4 image indexes (2 platforms each) and 4 charts: %s\n%s", time.Since(start).Round(time.Millisecond), out)
-	checkImages(t, ctx, tgt, reg.Host+"/vi", version, tree.digests)
+	checkImages(ctx, t, tgt, reg.Host+"/vi", version, tree.digests)
 
 	helmEnv := helmHome(t)
 	start = time.Now()
@@ -92,14 +92,14 @@ func TestReleaseToARealRegistry(t *testing.T) {
 	if _, err := runRelease(ctx, base...); err == nil || !strings.Contains(err.Error(), "already published") {
 		t.Fatalf("pushing %s again: %v, want it refused", version, err)
 	}
-	if out := mustRun(t, ctx, append(base, "--overwrite-prerelease")...); strings.Count(out, "pushed ") != 8 {
+	if out := mustRun(ctx, t, append(base, "--overwrite-prerelease")...); strings.Count(out, "pushed ") != 8 {
 		t.Fatalf("replacing the pre-release pushed:\n%s", out)
 	}
 
 	// A release proper is never replaced, even when asked.
 	final := newReleaseTree(t, root, "0.0.1")
 	finalArgs := []string{"--repo", final.dir, "--registry", reg.Host + "/vi", "--version", "0.0.1", "--image", releaseImages, "--ca-file", reg.CAFile}
-	mustRun(t, ctx, finalArgs...)
+	mustRun(ctx, t, finalArgs...)
 	if _, err := runRelease(ctx, append(finalArgs, "--overwrite-prerelease")...); err == nil || !strings.Contains(err.Error(), "never replaced") {
 		t.Fatalf("overwriting release 0.0.1: %v, want it refused", err)
 	}
@@ -107,15 +107,15 @@ func TestReleaseToARealRegistry(t *testing.T) {
 	// Air-gapped: one layout, loaded later into a registry path nothing has been pushed to.
 	bundle := filepath.Join(t.TempDir(), "bundle")
 	airgap := []string{"--repo", tree.dir, "--registry", reg.Host + "/airgap", "--version", version, "--image", releaseImages, "--oci-layout", bundle}
-	if out := mustRun(t, ctx, airgap...); strings.Count(out, "wrote ") != 8 {
+	if out := mustRun(ctx, t, airgap...); strings.Count(out, "wrote ") != 8 {
 		t.Fatalf("bundle:\n%s", out)
 	}
 	start = time.Now()
-	if out := mustRun(t, ctx, "load", "--layout", bundle, "--ca-file", reg.CAFile); strings.Count(out, "pushed ") != 8 {
+	if out := mustRun(ctx, t, "load", "--layout", bundle, "--ca-file", reg.CAFile); strings.Count(out, "pushed ") != 8 {
 		t.Fatalf("load:\n%s", out)
 	}
 	t.Logf("release load of the bundle: %s", time.Since(start).Round(time.Millisecond))
-	checkImages(t, ctx, tgt, reg.Host+"/airgap", version, tree.digests)
+	checkImages(ctx, t, tgt, reg.Host+"/airgap", version, tree.digests)
 	values := helm(t, helmBin, helmEnv, "show", "values", "oci://"+reg.Host+"/airgap/charts/ssvirt", "--version", version, "--ca-file", reg.CAFile)
 	if !strings.Contains(values, "repository: "+reg.Host+"/airgap/ssvirt-api\n") {
 		t.Errorf("loaded ssvirt chart's values do not name the loaded image:\n%s", values)
@@ -133,7 +133,7 @@ func planRefs(registry, version string) []string {
 }
 
 // checkImages requires each pushed tag to resolve to the digest of the index in its layout.
-func checkImages(t *testing.T, ctx context.Context, tgt *target, registry, version string, digests map[string]v1.Hash) {
+func checkImages(ctx context.Context, t *testing.T, tgt *target, registry, version string, digests map[string]v1.Hash) {
 	t.Helper()
 	for binary, want := range digests {
 		ref, err := name.ParseReference(registry + "/" + binary + ":" + version)
@@ -156,7 +156,7 @@ func runRelease(ctx context.Context, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func mustRun(t *testing.T, ctx context.Context, args ...string) string {
+func mustRun(ctx context.Context, t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := runRelease(ctx, args...)
 	if err != nil {

@@ -25,10 +25,14 @@ func TestStartServesTLSWithItsCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Docker-Distribution-Api-Version") != "registry/2.0" {
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Docker-Distribution-Api-Version") != "registry/2.0" {
 		t.Fatalf("GET /v2/_catalog: %s, API version %q", resp.Status, resp.Header.Get("Docker-Distribution-Api-Version"))
 	}
-	if _, err := (&http.Client{}).Get("https://" + r.Host + "/v2/"); err == nil || !strings.Contains(err.Error(), "certificate") {
+	untrusted, err := (&http.Client{}).Get("https://" + r.Host + "/v2/")
+	if err == nil {
+		untrusted.Body.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("a client without the CA got %v, want a certificate error", err)
 	}
 	toml := r.HostsTOML()

@@ -106,7 +106,7 @@ func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
 func hostIP(args ...string) func() error {
 	return func() error {
 		out, err := exec.Command("ip", args...).CombinedOutput()
-		if err != nil && !(args[1] == "del" && strings.Contains(string(out), "No such")) {
+		if err != nil && (args[1] != "del" || !strings.Contains(string(out), "No such")) {
 			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 		return nil
