@@ -144,6 +144,9 @@ func linkNode(ctx context.Context, ns *netns.Namespace) error {
 		func() error { return ns.Run(ctx, "ip", "link", "set", "lo", "up") },
 		func() error { return host("route", "add", podCIDR, "via", NodeIP, "dev", nodeLink) },
 		func() error { return host("route", "add", serviceCIDR, "via", NodeIP, "dev", nodeLink) },
+		// The node's own processes (hostNetwork Pods among them) need a route to a Service's address before
+		// kube-proxy's OUTPUT rules rewrite it; one without endpoints then goes nowhere.
+		func() error { return ns.Run(ctx, "ip", "route", "add", serviceCIDR, "dev", nodeIface) },
 		// Per network namespace: the node routes between its Pods, the host and the links tests give it.
 		func() error { return ns.Run(ctx, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1") },
 	}
