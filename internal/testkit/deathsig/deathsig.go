@@ -2,6 +2,10 @@
 package deathsig
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -40,4 +44,21 @@ func StartOnSpawnerThread(cmd *exec.Cmd) error {
 	errc := make(chan error, 1)
 	spawnerWork <- func() { errc <- cmd.Start() }
 	return <-errc
+}
+
+// Alive is false for processes that are gone or zombies: a zombie whose parent is still running (a test binary that
+// started it) holds its pid but no longer any port or file.
+func Alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// Format: pid (comm) state ...; comm may contain spaces and parentheses.
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
 }

@@ -2,7 +2,6 @@ package devcluster
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -218,7 +217,7 @@ func stopPidFile(path, dataDir string) error {
 	err = terminate(pid, stopTimeout, func(d time.Duration) bool {
 		deadline := time.Now().Add(d)
 		for {
-			if !alive(pid) {
+			if !deathsig.Alive(pid) {
 				return true
 			}
 			if time.Now().After(deadline) {
@@ -239,23 +238,6 @@ func ownedBy(pid int, dataDir string) bool {
 		return false
 	}
 	return bytes.Contains(cmdline, []byte(dataDir))
-}
-
-// alive is false for processes that are gone or zombies: a zombie whose parent is still running (a test
-// binary that started it) holds its pid but no longer any port or file.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// Format: pid (comm) state ...; comm may contain spaces and parentheses.
-	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
-		return stat[i+2] != 'Z'
-	}
-	return true
 }
 
 // tailFile returns the last n lines of a file, or a note saying why it could not.

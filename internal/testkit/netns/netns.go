@@ -220,18 +220,9 @@ func (ns *Namespace) Close() {
 		<-ns.done
 		if ns.pid > 0 {
 			// The process inside is unshare's child; --kill-child has killed it, wait until it is gone.
-			for i := 0; i < 500 && alive(ns.pid); i++ {
+			for i := 0; i < 500 && deathsig.Alive(ns.pid); i++ {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}
 	})
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
