@@ -48,7 +48,7 @@ var virtualIngressKind = &sourceKind{
 var virtualHTTPRouteKind = &sourceKind{
 	gvk:                RouteGVK,
 	statusField:        "route",
-	generated:          schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"},
+	generated:          schema.GroupVersionKind{Group: gatewayGroup, Version: "v1", Kind: "HTTPRoute"},
 	backReferenceLabel: "virtual-ingress.io/virtualhttproute",
 	holds:              routeHolds,
 	gateways:           routeParents,

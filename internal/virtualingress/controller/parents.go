@@ -6,6 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// gatewayGroup is Gateway API's group: its HTTPRoutes, and a parentRef's default group.
+const gatewayGroup = "gateway.networking.k8s.io"
+
 // parent is one entry of a VirtualHTTPRoute's status.parents: what one Gateway's controller says of the generated
 // HTTPRoute (its status.parents entry), in a line a user reads.
 type parent struct {
@@ -24,26 +27,26 @@ type parent struct {
 // Unknown with reason NoGatewayStatus. Entries for parents the route no longer names are left out.
 func routeParents(route *unstructured.Unstructured) []parent {
 	namespace, generation := route.GetNamespace(), route.GetGeneration()
-	reported := map[string]parent{}
+	reported := map[parentKey]parent{}
 	raw, _, _ := unstructured.NestedSlice(route.Object, "status", "parents")
 	for _, r := range raw {
 		entry, ok := r.(map[string]any)
 		if !ok {
 			continue
 		}
-		p := reportedParent(entry, namespace, generation)
-		if _, seen := reported[p.ParentRef]; !seen {
-			reported[p.ParentRef] = p
+		ref, _, _ := unstructured.NestedMap(entry, "parentRef")
+		key := keyOf(ref, namespace)
+		if _, seen := reported[key]; !seen {
+			reported[key] = reportedParent(entry, namespace, generation)
 		}
 	}
 	refs, _, _ := unstructured.NestedSlice(route.Object, "spec", "parentRefs")
 	out := []parent{}
 	for _, r := range refs {
 		ref, _ := r.(map[string]any)
-		name := parentRefString(ref, namespace)
-		p, ok := reported[name]
+		p, ok := reported[keyOf(ref, namespace)]
 		if !ok {
-			p = parent{ParentRef: name, Accepted: "Unknown", ResolvedRefs: "Unknown", Reason: ReasonNoGateway,
+			p = parent{ParentRef: parentRefString(ref, namespace), Accepted: "Unknown", ResolvedRefs: "Unknown", Reason: ReasonNoGateway,
 				Message: "no Gateway controller has reported on this parent (does the Gateway exist, with a controller for its class?)"}
 		}
 		out = append(out, p)
@@ -91,15 +94,50 @@ func controllerOr(name string) string {
 	return name
 }
 
-// parentRefString is namespace/name of the parent (the route's namespace when the ref has none), with /sectionName.
-func parentRefString(ref map[string]any, routeNamespace string) string {
-	ns, _ := ref["namespace"].(string)
-	if ns == "" {
-		ns = routeNamespace
+// parentKey is what tells two parentRefs apart in Gateway API: two listeners of one Gateway (sectionName or port), or
+// a Gateway and another kind of parent of the same name, are different parents with a status entry each.
+type parentKey struct {
+	group, kind, namespace, name, section string
+	port                                  int64
+}
+
+// keyOf is a parentRef's key with Gateway API's defaults filled in: group gateway.networking.k8s.io, kind Gateway and
+// the route's namespace.
+func keyOf(ref map[string]any, routeNamespace string) parentKey {
+	k := parentKey{group: gatewayGroup, kind: "Gateway", namespace: routeNamespace}
+	if g, ok := ref["group"].(string); ok {
+		k.group = g // "" is the core group, which Gateway API allows
 	}
-	s := ns + "/" + fmt.Sprint(ref["name"])
-	if section, _ := ref["sectionName"].(string); section != "" {
-		s += "/" + section
+	if s, _ := ref["kind"].(string); s != "" {
+		k.kind = s
+	}
+	if s, _ := ref["namespace"].(string); s != "" {
+		k.namespace = s
+	}
+	k.name, _ = ref["name"].(string)
+	k.section, _ = ref["sectionName"].(string)
+	switch p := ref["port"].(type) {
+	case int64:
+		k.port = p
+	case float64:
+		k.port = int64(p)
+	}
+	return k
+}
+
+// parentRefString is namespace/name of the parent (the route's namespace when the ref has none), with /sectionName
+// and :port when the ref names them, and Kind/ in front for a parent that is not a Gateway.
+func parentRefString(ref map[string]any, routeNamespace string) string {
+	k := keyOf(ref, routeNamespace)
+	s := k.namespace + "/" + k.name
+	if k.group != gatewayGroup || k.kind != "Gateway" {
+		s = k.kind + "/" + s
+	}
+	if k.section != "" {
+		s += "/" + k.section
+	}
+	if k.port != 0 {
+		s += fmt.Sprintf(":%d", k.port)
 	}
 	return s
 }

@@ -217,3 +217,45 @@ func TestResolutionLagOfNamedPorts(t *testing.T) {
 		})
 	}
 }
+
+// Two listeners of one Gateway, told apart by sectionName or by port, and a parent of another kind with the Gateway's
+// name are four parents: each gets its own status entry, not the first one reported under the name.
+func TestRouteParentsKeyEachParentByGroupKindNamespaceNameSectionAndPort(t *testing.T) {
+	entry := func(ref map[string]any, accepted, reason string) map[string]any {
+		return map[string]any{"parentRef": ref, "controllerName": "example.com/gateway", "conditions": []any{
+			map[string]any{"type": "Accepted", "status": accepted, "reason": reason},
+			map[string]any{"type": "ResolvedRefs", "status": "True", "reason": "ResolvedRefs"},
+		}}
+	}
+	refs := []map[string]any{
+		{"name": "gw", "sectionName": "http"},
+		{"name": "gw", "sectionName": "https"},
+		{"name": "gw", "port": int64(8443)},
+		{"name": "gw", "group": "example.com", "kind": "Mesh"},
+	}
+	r := storedRoute("x", "svc-a",
+		entry(map[string]any{"name": "gw", "sectionName": "http", "group": gatewayGroup, "kind": "Gateway"}, "True", "Accepted"),
+		entry(map[string]any{"name": "gw", "namespace": "tenant", "sectionName": "https"}, "False", "NotAllowedByListeners"),
+		entry(map[string]any{"name": "gw", "port": int64(8443)}, "False", "NoMatchingParent"),
+		entry(map[string]any{"name": "gw", "group": "example.com", "kind": "Mesh"}, "True", "Accepted"))
+	specRefs := make([]any, len(refs))
+	for i, ref := range refs {
+		specRefs[i] = ref
+	}
+	_ = unstructured.SetNestedSlice(r.Object, specRefs, "spec", "parentRefs")
+	got := routeParents(r)
+	want := []struct{ ref, accepted, reason string }{
+		{"tenant/gw/http", "True", "Accepted"},
+		{"tenant/gw/https", "False", "NotAllowedByListeners"},
+		{"tenant/gw:8443", "False", "NoMatchingParent"},
+		{"Mesh/tenant/gw", "True", "Accepted"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %d parents", got, len(want))
+	}
+	for i, w := range want {
+		if got[i].ParentRef != w.ref || got[i].Accepted != w.accepted || got[i].Reason != w.reason {
+			t.Errorf("parent %d: got %+v, want %s Accepted=%s reason %s", i, got[i], w.ref, w.accepted, w.reason)
+		}
+	}
+}
