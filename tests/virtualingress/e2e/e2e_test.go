@@ -22,6 +22,7 @@ func TestVirtualIngress(t *testing.T) {
 		run  func(*testing.T)
 	}{
 		{"created before its Service", testCreatedBeforeService},
+		{"applied together with its Service, generateName, relabel: no repair needed", testAppliedTogether},
 		{"Service recreated under a new name", testServiceRecreated},
 		{"rapid Service recreations never send the Ingress back", testRapidRecreations},
 		{"several paths, named backend, defaultBackend", testSeveralBackends},
