@@ -37,6 +37,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"an Ingress name held by another Ingress is refused", testIngressNameTaken},
 		{"an Ingress appearing while the VirtualIngress is unresolved is never taken over", testNoTakeoverWhileUnresolved(ingressTakeover)},
 		{"an Ingress appearing before generation is never taken over", testNoTakeoverBeforeGeneration(ingressTakeover)},
+		{"an Ingress is never taken over through its status subresource", testNoTakeoverThroughStatus(ingressTakeover)},
 		{"an Ingress refused by admission shows in Ready", testGenerationRefused},
 		{"generation requests Kyverno dropped are repaired", testSkippedRequestsRepaired},
 		{"background controller down while the Service is recreated", testBackgroundControllerRestart},
