@@ -39,6 +39,10 @@ type gitopsCase struct {
 	name    string
 	prepare func(t *testing.T, k gitopsKind, ns, pair string)
 	apply   func(t *testing.T, k gitopsKind, ns, pair string) (service string)
+	// withController: the case is followed only by the status controller. Kyverno's background controller fetches
+	// a CREATE's trigger by the name or UID admission saw (pkg/background/common/resource.go, GetTrigger), and a
+	// Service created with generateName has neither at admission: its event is dropped by either engine.
+	withController bool
 }
 
 // gitopsKind is a source kind: how to build it and how to see that what it generated routes to a Service.
@@ -66,7 +70,7 @@ var gitopsCases = []gitopsCase{
 		applySource(t, k, ns, pair)
 		return applyService(t, ns, pair, pairLabels(pair))
 	}},
-	{name: "Service created with generateName", prepare: unresolvedSource, apply: func(t *testing.T, _ gitopsKind, ns, pair string) string {
+	{name: "Service created with generateName", withController: true, prepare: unresolvedSource, apply: func(t *testing.T, _ gitopsKind, ns, pair string) string {
 		return createGeneratedNameService(t, ns, pairLabels(pair))
 	}},
 	{name: "existing Service relabelled to match", prepare: func(t *testing.T, k gitopsKind, ns, pair string) {
@@ -192,6 +196,9 @@ func testAppliedTogether(t *testing.T) {
 		}
 		for _, k := range kinds {
 			for _, c := range gitopsCases {
+				if c.withController && !controller {
+					continue
+				}
 				name := fmt.Sprintf("%s, %s, status controller %v", k.name, c.name, map[bool]string{true: "running", false: "stopped"}[controller])
 				if !t.Run(name, func(t *testing.T) { runGitopsCase(t, k, c, controller) }) {
 					return
