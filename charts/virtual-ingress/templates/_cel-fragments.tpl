@@ -85,7 +85,8 @@ JSON string literals are CEL string literals.
 
 {{/*
 CEL: the names of the VirtualIngresses (VirtualHTTPRoutes) a Service event concerns, from Kyverno's informer of them
-(the GlobalContextEntry .cache; null when Kyverno has not loaded it): those of the Service's namespace with a
+(the GlobalContextEntry .cache; null when Kyverno has not loaded it), or from .list (a CEL list) when given: those of
+the Service's namespace with a
 matchLabels backend the Service matches, or whose status names it. Call with (dict "root" $ "cache" NAME "old" true)
 where `oldObject` is declared: the Service is then `oldObject`
 for a DELETE and its labels before the change count too. Kyverno's CLI declares neither `oldObject` nor `request` in
@@ -101,7 +102,7 @@ cel.bind(svc, object,
 cel.bind(labels, object.?metadata.?labels.orValue({}),
 cel.bind(oldLabels, labels,
 {{- end }}
-cel.bind(vis, globalContext.Get({{ .cache | quote }}, ""),
+cel.bind(vis, {{ if .list }}{{ .list }}{{ else }}globalContext.Get({{ .cache | quote }}, ""){{ end }},
   vis == null ? dyn(null) : dyn(dyn(vis).filter(vi, vi.metadata.?namespace.orValue("") == svc.metadata.namespace && (
     ({{ include "virtual-ingress.celSelectors" "vi" }})
       .exists(sel, sel.size() > 0 && (

@@ -52,13 +52,20 @@ spec:
   # Only a Service that a VirtualIngress of its namespace selects (before or after the change) or uses makes an
   # UpdateRequest, as judged from Kyverno's informer of VirtualIngresses (the chart's GlobalContextEntry): a burst of
   # Services created before their VirtualIngresses costs nothing and cannot fill Kyverno's queue. Without the entry
-  # (not loaded yet) every Service event counts, and targetMatchConditions decide.
+  # (not loaded yet) every Service event counts, and targetMatchConditions decide. The informer trails the API server:
+  # a VirtualIngress created just before the Service (a GitOps sync applies both within milliseconds) may not be in it
+  # yet, and its own resolution found no Service. So when the informer shows none, a Service created, deleted or
+  # relabelled asks the API server (one list of the namespace's {{ $plural }}, no UpdateRequest unless one is concerned).
   matchConditions:
   - name: concerns-a-virtualingress
     expression: >-
       cel.bind(concerned,
       {{- include "virtual-ingress.celConcerned" (dict "root" $root "cache" $cache "old" true) | nindent 8 }},
-        concerned == null || size(concerned) > 0)
+        concerned == null || size(concerned) > 0
+        || ((request.operation != "UPDATE" || (oldObject != null
+              && object.?metadata.?labels.orValue({}) != oldObject.?metadata.?labels.orValue({})))
+          && size(
+      {{- include "virtual-ingress.celConcerned" (dict "root" $root "list" (printf `dyn(resource.List("virtual-ingress.io/v1alpha1", %q, (object != null ? object : oldObject).metadata.namespace)).?items.orValue([])` $resource) "old" true) | nindent 10 }}) > 0))
   # The one VirtualIngress a Service event concerns (the usual case: a CCM Service serves one tenant Service), listed by
   # its name-hash label (resource.List selects by labels only; the resolve policy sets the label); otherwise every
   # VirtualIngress of the namespace, and targetMatchConditions keep those this Service concerns. The result must be

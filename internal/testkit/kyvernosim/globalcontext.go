@@ -72,3 +72,10 @@ func (c Cluster) WithServicesCache(services []*unstructured.Unstructured) Cluste
 	c.services = services
 	return c
 }
+
+// WithVirtualIngressesCache returns c with an informer of VirtualIngresses that holds virtualIngresses instead of the
+// cluster's own: an informer that has not seen the latest ones yet.
+func (c Cluster) WithVirtualIngressesCache(virtualIngresses []*unstructured.Unstructured) Cluster {
+	c.virtualIngresses = virtualIngresses
+	return c
+}

@@ -104,3 +104,28 @@ func TestPlanWaitsForKyvernoBeforeTheFirstReport(t *testing.T) {
 		t.Fatal("name taken while queued: no report")
 	}
 }
+
+func TestPlanRepairsALaggingResolutionAfterLagRepairAfter(t *testing.T) {
+	opts := Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second, LagRepairAfter: time.Second}
+	if err := opts.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	lag := verdict{status: "False", reason: ReasonResolutionOutOfDate, transient: true, repairable: true}
+	start := time.Unix(0, 0)
+	if report, repair, wait := r.plan(viUID, lag, false, false, false, start); report || repair || wait != time.Second {
+		t.Fatalf("at 0: report=%v repair=%v wait=%s, want a silent wait of LagRepairAfter", report, repair, wait)
+	}
+	if _, repair, _ := r.plan(viUID, lag, true, false, false, start.Add(time.Second)); repair {
+		t.Fatal("repaired while Kyverno still held a request")
+	}
+	report, repair, wait := r.plan(viUID, lag, false, false, false, start.Add(time.Second))
+	if report || !repair || wait != 60*time.Second {
+		t.Fatalf("after LagRepairAfter: report=%v repair=%v wait=%s, want a repair before the report and RepairAfter's back-off", report, repair, wait)
+	}
+	missing := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true}
+	r.forget(viUID)
+	if _, repair, _ := r.plan(viUID, missing, false, false, false, start.Add(2*time.Second)); repair {
+		t.Fatal("a missing Ingress repaired at once; only a lagging resolution is")
+	}
+}

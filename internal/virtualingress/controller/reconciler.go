@@ -84,7 +84,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != v.message ||
 		(r.kind.gateways != nil && !equality.Semantic.DeepEqual(vi.parents, parents))
 	if (report && changed) || repair {
-		err := r.write(ctx, obj, current, v, parents, repair, now)
+		// A repair before the report leaves the Ready condition as it was (when there is one).
+		written := v
+		if !report && current != nil {
+			written = verdict{status: current.Status, reason: current.Reason, message: current.Message}
+		}
+		note := ""
+		if repair {
+			note = v.message
+		}
+		err := r.write(ctx, obj, current, written, parents, note, now)
 		switch {
 		case apierrors.IsConflict(err):
 			return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -205,21 +214,30 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, 
 		grace = max(grace, r.opts.PendingGrace)
 	}
 	report = !v.transient || lasted >= grace
-	if !report {
-		return false, false, grace - lasted
+	first := r.opts.RepairAfter
+	if v.reason == ReasonResolutionOutOfDate {
+		first = r.opts.LagRepairAfter
 	}
-	next := d.since.Add(r.opts.RepairAfter)
+	next := d.since.Add(first)
 	if !d.lastRepair.IsZero() {
 		next = d.lastRepair.Add(r.backoff(d.repairs))
 	}
 	// While Kyverno still holds a request for this VirtualIngress, it is working on it (and retries failures itself).
+	// A repair may come before the report (a lagging resolution): it is what clears the divergence.
 	if v.repairable && !pending && !now.Before(next) {
 		if full {
-			return true, false, r.opts.Grace
+			return report, false, r.opts.Grace
 		}
 		d.lastRepair = now
 		d.repairs++
-		return true, true, r.backoff(d.repairs)
+		return report, true, r.backoff(d.repairs)
+	}
+	if !report {
+		wait = grace - lasted
+		if v.repairable && !pending && now.Before(next) {
+			wait = min(wait, next.Sub(now))
+		}
+		return false, false, wait
 	}
 	if now.Before(next) {
 		return true, false, next.Sub(now)
@@ -254,13 +272,14 @@ func (r *Reconciler) parents(in inputs) []parent {
 	return parents
 }
 
-// write replaces the Ready condition (and status.parents of a route), and for a repair also status.lastServiceEvent:
+// write replaces the Ready condition (and status.parents of a route), and for a repair (a note saying why) also
+// status.lastServiceEvent:
 // any write of the source makes the resolve policy re-resolve it and the generate policy regenerate what it makes.
 // The resolve policy keeps the Ready condition and parents of a write only when it comes from this controller's
 // ServiceAccount. The merge patch carries the resourceVersion, so a write based on an outdated read is refused and
 // retried.
 func (r *Reconciler) write(ctx context.Context, obj *unstructured.Unstructured, current *metav1.Condition, v verdict,
-	parents []parent, repair bool, now time.Time,
+	parents []parent, repairNote string, now time.Time,
 ) error {
 	transition := now
 	if current != nil && current.Status == v.status {
@@ -284,8 +303,8 @@ func (r *Reconciler) write(ctx context.Context, obj *unstructured.Unstructured, 
 	if parents != nil {
 		status["parents"] = parents
 	}
-	if repair {
-		status["lastServiceEvent"] = fmt.Sprintf("repair at %s: %s", now.UTC().Format(time.RFC3339), v.message)
+	if repairNote != "" {
+		status["lastServiceEvent"] = fmt.Sprintf("repair at %s: %s", now.UTC().Format(time.RFC3339), repairNote)
 	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion()},

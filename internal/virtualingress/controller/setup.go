@@ -45,6 +45,12 @@ type Options struct {
 	// RepairAfter is how long a divergence lasts, with no request pending in Kyverno, before the VirtualIngress is
 	// written again; later repairs of the same divergence wait twice as long each time. Default 30 s.
 	RepairAfter time.Duration
+	// LagRepairAfter replaces RepairAfter for a resolution that lags behind the Services (a backend's status no
+	// longer what the Services make it): Kyverno follows a Service event within a second, so a lag that outlasts this
+	// is an event Kyverno never got or cannot follow (a Service created with generateName reaches the generatingPolicy
+	// engine without a name), or one whose VirtualIngress and Service were applied together and missed each other.
+	// Default 1 s.
+	LagRepairAfter time.Duration
 	// MaxRepairBackoff caps the wait between repairs. Default 10 min.
 	MaxRepairBackoff time.Duration
 	// UpdateRequestThreshold is Kyverno's updateRequestThreshold (its ConfigMap): with nine tenths of it in Kyverno's
@@ -77,6 +83,7 @@ func (o *Options) defaults() error {
 	setDefault(&o.Grace, 5*time.Second)
 	setDefault(&o.PendingGrace, 5*time.Minute)
 	setDefault(&o.RepairAfter, 30*time.Second)
+	setDefault(&o.LagRepairAfter, time.Second)
 	setDefault(&o.MaxRepairBackoff, 10*time.Minute)
 	setDefault(&o.Resync, 10*time.Minute)
 	if o.UpdateRequestThreshold <= 0 {

@@ -22,6 +22,7 @@ func TestVirtualIngress(t *testing.T) {
 		run  func(*testing.T)
 	}{
 		{"created before its Service", testCreatedBeforeService},
+		{"applied together with its Service, generateName, relabel: no repair needed", testAppliedTogether},
 		{"Service recreated under a new name", testServiceRecreated},
 		{"rapid Service recreations never send the Ingress back", testRapidRecreations},
 		{"several paths, named backend, defaultBackend", testSeveralBackends},
@@ -36,6 +37,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"an Ingress name held by another Ingress is refused", testIngressNameTaken},
 		{"an Ingress appearing while the VirtualIngress is unresolved is never taken over", testNoTakeoverWhileUnresolved(ingressTakeover)},
 		{"an Ingress appearing before generation is never taken over", testNoTakeoverBeforeGeneration(ingressTakeover)},
+		{"an Ingress is never taken over through its status subresource", testNoTakeoverThroughStatus(ingressTakeover)},
 		{"an Ingress refused by admission shows in Ready", testGenerationRefused},
 		{"generation requests Kyverno dropped are repaired", testSkippedRequestsRepaired},
 		{"background controller down while the Service is recreated", testBackgroundControllerRestart},

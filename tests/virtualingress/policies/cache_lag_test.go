@@ -37,6 +37,12 @@ func TestResolveTrustsTheServiceCacheOnlyWhenItShowsTheTriggeringEvent(t *testin
 			wantService: "svc-new",
 		},
 		{
+			// A GitOps sync: the Service was created milliseconds before the VirtualIngress, its event found no
+			// VirtualIngress to touch, and the cache has not seen it yet.
+			name: "no event, no match in the cache: the API server", api: list(newSvc), cache: list(),
+			wantService: "svc-new",
+		},
+		{
 			name: "the cache has seen the create", api: list(newSvc, other), cache: list(newSvc),
 			event:       event("CREATE", newSvc),
 			wantService: "svc-new",

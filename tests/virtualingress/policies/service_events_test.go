@@ -154,6 +154,42 @@ func TestServiceEventsSkipUnconcernedServicesAtAdmission(t *testing.T) {
 	}
 }
 
+// A VirtualIngress created milliseconds before its Service (a GitOps sync) may not be in Kyverno's informer when the
+// Service is created; its own resolution found no Service. The rule then asks the API server, and touches it.
+func TestServiceEventsFindAVirtualIngressTheInformerHasNotSeen(t *testing.T) {
+	policies := loadPolicies(t, "policies/virtual-ingress/clusterpolicy/virtual-ingress-service-events.yaml").Policies
+	var objects []*unstructured.Unstructured
+	for _, f := range targets {
+		objects = append(objects, loadObject(t, f))
+	}
+	cluster, err := kyvernosim.NewCluster([]*apiextensionsv1.CustomResourceDefinition{loadCRD(t)}, append(objects, namespace("tenant-root")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := cluster.WithVirtualIngressesCache([]*unstructured.Unstructured{})
+	for _, tc := range []struct {
+		service string
+		want    engineapi.RuleStatus
+	}{
+		{"fixtures/services/unrelated.yaml", engineapi.RuleStatusSkip},
+		{"fixtures/services/relay-family-recreated.yaml", engineapi.RuleStatusPass},
+	} {
+		responses, _, err := kyvernosim.Apply(policies, stale, loadObject(t, tc.service), kyvernov1.Create)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []engineapi.RuleStatus
+		for _, r := range responses {
+			for _, rule := range r.PolicyResponse.Rules {
+				got = append(got, rule.Status())
+			}
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: rule results %v, want one %s", tc.service, got, tc.want)
+		}
+	}
+}
+
 // touchedTargets maps the name of each target a passing rule patched to the patched target.
 func touchedTargets(t *testing.T, responses []engineapi.EngineResponse) map[string]*unstructured.Unstructured {
 	t.Helper()
