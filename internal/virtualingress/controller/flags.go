@@ -24,7 +24,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Grace, "grace", 5*time.Second, "how long a missing or outdated Ingress goes unreported while Kyverno generates it")
 	fs.DurationVar(&o.PendingGrace, "pending-grace", 5*time.Minute, "how long a VirtualIngress with no Ready condition yet goes unreported while Kyverno holds a request to generate its Ingress")
 	fs.DurationVar(&o.RepairAfter, "repair-after", 30*time.Second, "how long a divergence lasts, with nothing pending in Kyverno, before the VirtualIngress is written again")
-	fs.DurationVar(&o.LagRepairAfter, "lag-repair-after", time.Second, "how long a resolution behind the Services lasts, with nothing pending in Kyverno, before the VirtualIngress is written again")
+	fs.DurationVar(&o.LagRepairAfter, "lag-repair-after", time.Second, "how long a resolution behind the Services, toward a Service that appeared, lasts with nothing pending in Kyverno before the VirtualIngress is written again")
 	fs.DurationVar(&o.MaxRepairBackoff, "max-repair-backoff", 10*time.Minute, "longest wait between two repairs of one VirtualIngress")
 	fs.IntVar(&o.UpdateRequestThreshold, "kyverno-update-request-threshold", 1000, "Kyverno's updateRequestThreshold: repairs wait while nine tenths of it exist")
 	fs.DurationVar(&o.Resync, "resync", 10*time.Minute, "re-check every VirtualIngress this often without events")

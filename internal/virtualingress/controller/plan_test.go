@@ -111,7 +111,7 @@ func TestPlanRepairsALaggingResolutionAfterLagRepairAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
-	lag := verdict{status: "False", reason: ReasonResolutionOutOfDate, transient: true, repairable: true}
+	lag := verdict{status: "False", reason: ReasonResolutionOutOfDate, transient: true, repairable: true, urgent: true}
 	start := time.Unix(0, 0)
 	if report, repair, wait := r.plan(viUID, lag, false, false, false, start); report || repair || wait != time.Second {
 		t.Fatalf("at 0: report=%v repair=%v wait=%s, want a silent wait of LagRepairAfter", report, repair, wait)
@@ -127,5 +127,25 @@ func TestPlanRepairsALaggingResolutionAfterLagRepairAfter(t *testing.T) {
 	r.forget(viUID)
 	if _, repair, _ := r.plan(viUID, missing, false, false, false, start.Add(2*time.Second)); repair {
 		t.Fatal("a missing Ingress repaired at once; only a lagging resolution is")
+	}
+	// A Service that went away (every one of a namespace being deleted) waits for RepairAfter.
+	gone := verdict{status: "False", reason: ReasonResolutionOutOfDate, transient: true, repairable: true}
+	r.forget(viUID)
+	if _, repair, wait := r.plan(viUID, gone, false, false, false, start); repair || wait != opts.Grace {
+		t.Fatalf("lag toward no Service at 0: repair=%v wait=%s, want the grace's wait", repair, wait)
+	}
+	if _, repair, _ := r.plan(viUID, gone, false, false, false, start.Add(2*time.Second)); repair {
+		t.Fatal("lag toward no Service repaired after LagRepairAfter; only one toward a Service that appeared is")
+	}
+}
+
+// decide makes a lag urgent only when the Services give the backend a Service its status lacks.
+func TestDecideLagUrgentOnlyTowardAService(t *testing.T) {
+	for _, found := range []bool{true, false} {
+		v := decide(inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress(viUID, "svc-a"),
+			lag: "spec.defaultBackend is Resolved (svc-a), the Services make it Resolved (svc-b)", lagFound: found})
+		if v.reason != ReasonResolutionOutOfDate || v.urgent != found {
+			t.Errorf("lagFound=%v: verdict %+v, want ResolutionOutOfDate with urgent=%v", found, v, found)
+		}
 	}
 }

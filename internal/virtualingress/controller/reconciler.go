@@ -149,7 +149,7 @@ func (r *Reconciler) gather(ctx context.Context, obj *unstructured.Unstructured,
 	if err != nil {
 		return in, false, err
 	}
-	in.lag = resolutionLag(vi.backends, services, r.opts.OnMultipleMatches)
+	in.lag, in.lagFound = resolutionLag(vi.backends, services, r.opts.OnMultipleMatches)
 	return in, pending, nil
 }
 
@@ -215,7 +215,7 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, 
 	}
 	report = !v.transient || lasted >= grace
 	first := r.opts.RepairAfter
-	if v.reason == ReasonResolutionOutOfDate {
+	if v.urgent {
 		first = r.opts.LagRepairAfter
 	}
 	next := d.since.Add(first)

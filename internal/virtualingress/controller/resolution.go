@@ -17,8 +17,9 @@ const (
 // resolutionLag compares each backend's status with what the Services of its namespace give now, by the resolve
 // policies' rules (a unique match, or the oldest one under "oldest"; Services being deleted do not count). Kyverno may
 // drop the Service event that should have re-resolved a VirtualIngress; this finds it. It describes the first
-// backend that differs, "" when none does.
-func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatches string) string {
+// backend that differs, "" when none does; found says the Services now resolve that backend to a Service its status
+// does not name (one appeared or started matching), rather than to no Service at all.
+func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatches string) (lag string, found bool) {
 	for _, b := range backends {
 		if len(b.MatchLabels) == 0 {
 			// Not in the spec at its field (a status from before the spec changed): the next write re-resolves it.
@@ -26,6 +27,7 @@ func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatc
 		}
 		want, port, state := expectedResolution(b, services, onMultipleMatches)
 		if state != b.State || (state == "Resolved" && (want != b.Service || port != b.Port)) {
+			found := state == "Resolved"
 			got := b.State
 			if b.Service != "" {
 				got += " (" + b.Service + ")"
@@ -37,10 +39,10 @@ func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatc
 				got += fmt.Sprintf(" port %d", b.Port)
 				state += fmt.Sprintf(" port %d", port)
 			}
-			return fmt.Sprintf("%s is %s, the Services make it %s", b.Field, got, state)
+			return fmt.Sprintf("%s is %s, the Services make it %s", b.Field, got, state), found
 		}
 	}
-	return ""
+	return "", false
 }
 
 // expectedResolution is what the resolve policies would make of a backend now. A backendRef that names its port

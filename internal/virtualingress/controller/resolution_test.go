@@ -25,24 +25,25 @@ func TestResolutionLag(t *testing.T) {
 		services []corev1.Service
 		mode     string
 		lagging  bool
+		found    bool
 	}{
-		{"resolved and still unique", backend{State: "Resolved", Service: "a"}, []corev1.Service{shop("a", 0), service("b", 0, nil)}, "error", false},
-		{"resolved Service recreated under a new name", backend{State: "Resolved", Service: "a"}, []corev1.Service{shop("b", 0)}, "error", true},
-		{"resolved Service gone, nothing matches: the policy says Stale", backend{State: "Resolved", Service: "a"}, nil, "error", true},
-		{"stale and still nothing", backend{State: "Stale", Service: "a"}, nil, "error", false},
-		{"a Service being deleted does not count", backend{State: "Stale", Service: "leaving"}, []corev1.Service{deleting}, "error", false},
-		{"no match, then one appears", backend{State: "NoMatch"}, []corev1.Service{shop("a", 0)}, "error", true},
-		{"several under error", backend{State: "MultipleMatches"}, []corev1.Service{shop("a", 0), shop("b", 0)}, "error", false},
-		{"several under oldest picks the oldest", backend{State: "Resolved", Service: "old"}, []corev1.Service{shop("new", 0), shop("old", time.Hour)}, "oldest", false},
-		{"oldest ties break on name", backend{State: "Resolved", Service: "b"}, []corev1.Service{shop("b", 0), shop("a", 0)}, "oldest", true},
+		{"resolved and still unique", backend{State: "Resolved", Service: "a"}, []corev1.Service{shop("a", 0), service("b", 0, nil)}, "error", false, false},
+		{"resolved Service recreated under a new name", backend{State: "Resolved", Service: "a"}, []corev1.Service{shop("b", 0)}, "error", true, true},
+		{"resolved Service gone, nothing matches: the policy says Stale", backend{State: "Resolved", Service: "a"}, nil, "error", true, false},
+		{"stale and still nothing", backend{State: "Stale", Service: "a"}, nil, "error", false, false},
+		{"a Service being deleted does not count", backend{State: "Stale", Service: "leaving"}, []corev1.Service{deleting}, "error", false, false},
+		{"no match, then one appears", backend{State: "NoMatch"}, []corev1.Service{shop("a", 0)}, "error", true, true},
+		{"several under error", backend{State: "MultipleMatches"}, []corev1.Service{shop("a", 0), shop("b", 0)}, "error", false, false},
+		{"several under oldest picks the oldest", backend{State: "Resolved", Service: "old"}, []corev1.Service{shop("new", 0), shop("old", time.Hour)}, "oldest", false, false},
+		{"oldest ties break on name", backend{State: "Resolved", Service: "b"}, []corev1.Service{shop("b", 0), shop("a", 0)}, "oldest", true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.backend.Field = "spec.defaultBackend"
 			c.backend.MatchLabels = sel
-			lag := resolutionLag([]backend{c.backend}, c.services, c.mode)
-			if (lag != "") != c.lagging {
-				t.Fatalf("lag %q, want lagging=%v", lag, c.lagging)
+			lag, found := resolutionLag([]backend{c.backend}, c.services, c.mode)
+			if (lag != "") != c.lagging || found != c.found {
+				t.Fatalf("lag %q found=%v, want lagging=%v found=%v", lag, found, c.lagging, c.found)
 			}
 		})
 	}

@@ -211,7 +211,7 @@ func TestResolutionLagOfNamedPorts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.backend.Field = "spec.rules[0].backendRefs[0]"
 			c.backend.MatchLabels = sel
-			if lag := resolutionLag([]backend{c.backend}, c.services, "error"); (lag != "") != c.lagging {
+			if lag, _ := resolutionLag([]backend{c.backend}, c.services, "error"); (lag != "") != c.lagging {
 				t.Fatalf("lag %q, want lagging=%v", lag, c.lagging)
 			}
 		})

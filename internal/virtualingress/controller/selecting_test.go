@@ -48,7 +48,7 @@ status:
 		t.Fatalf("backendsOf:\n got %+v\nwant %+v", got, want)
 	}
 	// A backend without a selector is not judged against the Services (an empty selector would match them all).
-	if lag := resolutionLag(got[4:], nil, OnMultipleMatchesError); lag != "" {
+	if lag, _ := resolutionLag(got[4:], nil, OnMultipleMatchesError); lag != "" {
 		t.Errorf("resolutionLag of a backend the spec no longer selects: %q, want none", lag)
 	}
 }

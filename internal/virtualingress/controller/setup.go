@@ -45,8 +45,9 @@ type Options struct {
 	// RepairAfter is how long a divergence lasts, with no request pending in Kyverno, before the VirtualIngress is
 	// written again; later repairs of the same divergence wait twice as long each time. Default 30 s.
 	RepairAfter time.Duration
-	// LagRepairAfter replaces RepairAfter for a resolution that lags behind the Services (a backend's status no
-	// longer what the Services make it): Kyverno follows a Service event within a second, so a lag that outlasts this
+	// LagRepairAfter replaces RepairAfter for a resolution that lags behind the Services toward a Service (a backend's
+	// status does not name the Service the Services now resolve it to; a Service that went away waits for RepairAfter,
+	// see verdict.urgent): Kyverno follows a Service event within a second, so a lag that outlasts this
 	// is an event Kyverno never got or cannot follow (a Service created with generateName reaches the generatingPolicy
 	// engine without a name), or one whose VirtualIngress and Service were applied together and missed each other.
 	// Default 1 s.

@@ -47,8 +47,10 @@ type inputs struct {
 	generated *generatedState
 	// failure is the message of Kyverno's last failed attempt to generate it ("" when none).
 	failure string
-	// lag describes a backend whose status no longer matches the Services ("" when none).
-	lag string
+	// lag describes a backend whose status no longer matches the Services ("" when none); lagFound says the Services
+	// now give it a Service its status lacks.
+	lag      string
+	lagFound bool
 }
 
 // verdict is the Ready condition plus what the reconciler does about it.
@@ -61,6 +63,11 @@ type verdict struct {
 	transient bool
 	// repairable: a write of the source (which re-runs resolution and generation) can clear it.
 	repairable bool
+	// urgent: a repair is due after Options.LagRepairAfter rather than RepairAfter. Only a Service that appeared
+	// and is not followed yet is urgent (the source waits for it, possibly without an Ingress at all). A Service that
+	// went away leaves the Ingress as it was, and whole namespaces of them go at once when a namespace is deleted:
+	// repairing each of its sources within a second would only queue writes in front of real work.
+	urgent bool
 }
 
 // decide computes the Ready condition: True only when the generated object exists, is controlled by the source,
@@ -72,7 +79,7 @@ func decide(in inputs) verdict {
 	resolved := in.vi.condition(ConditionResolved)
 	if in.lag != "" {
 		return verdict{status: metav1.ConditionFalse, reason: ReasonResolutionOutOfDate, transient: true, repairable: true,
-			message: "status is behind the Services, re-resolving: " + in.lag}
+			urgent: in.lagFound, message: "status is behind the Services, re-resolving: " + in.lag}
 	}
 	if in.vi.generatedName == "" || in.vi.generatedSpec == nil {
 		v := verdict{status: metav1.ConditionFalse, reason: ReasonUnresolved, message: "no " + noun + " yet"}
