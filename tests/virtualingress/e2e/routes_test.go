@@ -34,6 +34,7 @@ var routeScenarios = []struct {
 	{"VirtualHTTPRoute: an HTTPRoute name held by another route is refused", testRouteNameTaken},
 	{"VirtualHTTPRoute: an HTTPRoute appearing while unresolved is never taken over", testNoTakeoverWhileUnresolved(routeTakeover)},
 	{"VirtualHTTPRoute: an HTTPRoute appearing before generation is never taken over", testNoTakeoverBeforeGeneration(routeTakeover)},
+	{"VirtualHTTPRoute: an HTTPRoute pre-created under its name and claiming it is refused", testNoPreCreatedClaim(routeTakeover)},
 	{"VirtualHTTPRoute: an HTTPRoute is never taken over through its status subresource", testNoTakeoverThroughStatus(routeTakeover)},
 	{"VirtualHTTPRoute: bad input rejected by the API server", testRouteBadInput},
 }

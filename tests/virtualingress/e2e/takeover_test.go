@@ -23,12 +23,15 @@ type takeoverKind struct {
 	newSource               func(ns, name string, labels map[string]string) *unstructured.Unstructured
 	// theirs is another team's object of the generated kind.
 	theirs func(ns, name string) *unstructured.Unstructured
+	// routesTo reports whether the generated object name routes to the Service (and what it routes to).
+	routesTo func(ns, name, service string) (bool, string, error)
 }
 
 var (
 	ingressTakeover = takeoverKind{
 		source: "VirtualIngress", generated: "Ingress",
 		sourceGVR:    virtualIngressGVR,
+		routesTo:     ingressRoutesTo,
 		generatedGVR: schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
 		newSource: func(ns, name string, labels map[string]string) *unstructured.Unstructured {
 			return virtualIngress(ns, name, virtualingress.CoderSpec(labels))
@@ -45,6 +48,7 @@ var (
 	routeTakeover = takeoverKind{
 		source: "VirtualHTTPRoute", generated: "HTTPRoute",
 		sourceGVR: virtualingress.RouteGVR, generatedGVR: virtualingress.HTTPRouteGVR,
+		routesTo: httpRouteRoutesTo,
 		newSource: func(ns, name string, labels map[string]string) *unstructured.Unstructured {
 			return virtualingress.NewRoute(ns, name, virtualingress.CoderRouteSpec(labels))
 		},
