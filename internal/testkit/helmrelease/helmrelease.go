@@ -90,6 +90,20 @@ func (h *Release) upgrade(ctx context.Context, values map[string]any, wait time.
 	return err
 }
 
+// Notes is what `helm upgrade --dry-run=server` prints as the release's notes with these values: rendered against
+// the cluster (lookup reads it), nothing changed.
+func (h *Release) Notes(ctx context.Context, values map[string]any) (string, error) {
+	upgrade := action.NewUpgrade(h.cfg)
+	upgrade.Namespace = h.namespace
+	upgrade.ResetValues = true
+	upgrade.DryRun, upgrade.DryRunOption = true, "server"
+	rel, err := upgrade.RunWithContext(ctx, h.name, h.chart, values)
+	if err != nil {
+		return "", err
+	}
+	return rel.Info.Notes, nil
+}
+
 // Test runs the release's `helm test` hooks and returns their Pods' logs on failure.
 func (h *Release) Test(ctx context.Context, timeout time.Duration) error {
 	test := action.NewReleaseTesting(h.cfg)

@@ -37,6 +37,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"an Ingress name held by another Ingress is refused", testIngressNameTaken},
 		{"an Ingress appearing while the VirtualIngress is unresolved is never taken over", testNoTakeoverWhileUnresolved(ingressTakeover)},
 		{"an Ingress appearing before generation is never taken over", testNoTakeoverBeforeGeneration(ingressTakeover)},
+		{"an Ingress pre-created under a VirtualIngress's name and claiming it is refused", testNoPreCreatedClaim(ingressTakeover)},
 		{"an Ingress is never taken over through its status subresource", testNoTakeoverThroughStatus(ingressTakeover)},
 		{"an Ingress refused by admission shows in Ready", testGenerationRefused},
 		{"generation requests Kyverno dropped are repaired", testSkippedRequestsRepaired},
@@ -47,6 +48,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"an Ingress deleted by hand comes back", testIngressDeletedByHand},
 		{"an annotation edited by hand on the Ingress is put back", testIngressAnnotationEditedByHand},
 		{"several matches under oldest", testMultipleMatchesOldest},
+		{"the release notes name the Kyverno beside it", testKyvernoVersionNoted},
 	}
 	last := struct {
 		name string
