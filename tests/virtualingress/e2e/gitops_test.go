@@ -25,7 +25,11 @@ import (
 // milliseconds of each other, in either order; and what a CCM does: a Service created with generateName, or an
 // existing Service relabelled to start matching. Each must be resolved and generated without the status
 // controller's repair: with the controller stopped (nothing else would ever re-trigger a source) and with it running
-// (Ready within the test's RepairAfter, which is when the repair would come).
+// (Ready before gitopsRepairAfter, which is when its repair would come). How fast is `make bench`'s question (its
+// "GitOps apply" rows); here the repair comes late enough that a busy machine is not mistaken for a missed event.
+
+// gitopsRepairAfter is the status controller's RepairAfter while these cases run.
+const gitopsRepairAfter = 20 * time.Second
 
 var serviceGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 
@@ -185,10 +189,11 @@ func testAppliedTogether(t *testing.T) {
 		kinds = gitopsKinds
 	}
 	stopStatusController()
+	timings := statusControllerTimings
+	statusControllerTimings.RepairAfter = gitopsRepairAfter
 	t.Cleanup(func() {
-		if env.stopController == nil {
-			startStatusController(t, nil)
-		}
+		statusControllerTimings = timings
+		startStatusController(t, nil)
 	})
 	for _, controller := range []bool{false, true} {
 		if controller {
@@ -259,7 +264,7 @@ func runGitopsCase(t *testing.T, k gitopsKind, c gitopsCase, controller bool) {
 	}
 	slices.Sort(took)
 	t.Logf("%d pairs: p50 %s, max %s", len(took), took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
-	if controller && took[len(took)-1] >= statusControllerTimings.RepairAfter {
-		t.Errorf("slowest pair took %s, not less than the repair's %s: it waited for the repair", took[len(took)-1], statusControllerTimings.RepairAfter)
+	if controller && took[len(took)-1] >= gitopsRepairAfter {
+		t.Errorf("slowest pair took %s, not less than the repair's %s: it waited for the repair", took[len(took)-1], gitopsRepairAfter)
 	}
 }

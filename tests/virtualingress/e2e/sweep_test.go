@@ -10,13 +10,16 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
 // testRestartWritesNothing: every start of Kyverno's background controller hands the service-events policies every
 // existing Service as if it had been updated. Nothing happened to them: no VirtualIngress may be written because of
-// it, and a Service recreated right after the restart is still followed.
+// it, nor any UpdateRequest made for them, and a Service recreated right after the restart is still followed.
 func testRestartWritesNothing(t *testing.T) {
 	dumpKyvernoLogsOnFailure(t)
 	ns := newNamespace(t, "e2e-sweep")
@@ -32,8 +35,16 @@ func testRestartWritesNothing(t *testing.T) {
 	waitUpdateRequestsDrained(t)
 	before := resourceVersions(t, ns)
 
+	requests := watchUpdateRequests(t, ns)
 	startBackground := stopBackgroundController(t)
 	startBackground()
+	// The start-up sweep makes its requests within a second or two of the policies loading; none may concern this
+	// namespace's Services, which did not change (the policy's exclude rule keeps them out of it).
+	time.Sleep(5 * time.Second)
+	if made := requests(); len(made) > 0 {
+		t.Errorf("the background controller's restart made %d UpdateRequests for this namespace's unchanged Services: %s",
+			len(made), strings.Join(made, ", "))
+	}
 	// The last VirtualIngress's Service is recreated right after the restart: the real event is followed.
 	labels := map[string]string{"app": fmt.Sprintf("app-%d", count-1)}
 	ing, err := getIngress(ns, virtualingress.GeneratedName(fmt.Sprintf("vi-%d", count-1)))
@@ -59,6 +70,53 @@ func testRestartWritesNothing(t *testing.T) {
 		t.Fatalf("VirtualIngresses written by the background controller's restart, though none of their Services changed: %s",
 			strings.Join(written, ", "))
 	}
+}
+
+// watchUpdateRequests starts watching Kyverno's UpdateRequests; the function it returns lists, as policy/trigger,
+// those created since whose trigger is in ns.
+func watchUpdateRequests(t *testing.T, ns string) func() []string {
+	t.Helper()
+	w, err := env.dyn.Resource(devcluster.UpdateRequestGVR).Namespace(devcluster.KyvernoNamespace).Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return func() []string {
+		var made []string
+		for {
+			select {
+			case ev, open := <-w.ResultChan():
+				if !open {
+					t.Fatal("the watch of UpdateRequests closed")
+				}
+				ur, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok || ev.Type != watch.Added {
+					continue
+				}
+				if trigger := updateRequestTrigger(ur); strings.HasPrefix(trigger, ns+"/") {
+					policy, _, _ := unstructured.NestedString(ur.Object, "spec", "policy")
+					made = append(made, policy+"/"+trigger)
+				}
+			default:
+				return made
+			}
+		}
+	}
+}
+
+// updateRequestTrigger is namespace/name of an UpdateRequest's trigger (its first rule context's, else spec.resource).
+func updateRequestTrigger(ur *unstructured.Unstructured) string {
+	contexts, _, _ := unstructured.NestedSlice(ur.Object, "spec", "ruleContext")
+	for _, c := range contexts {
+		if m, ok := c.(map[string]any); ok {
+			ns, _, _ := unstructured.NestedString(m, "trigger", "namespace")
+			name, _, _ := unstructured.NestedString(m, "trigger", "name")
+			return ns + "/" + name
+		}
+	}
+	ns, _, _ := unstructured.NestedString(ur.Object, "spec", "resource", "namespace")
+	name, _, _ := unstructured.NestedString(ur.Object, "spec", "resource", "name")
+	return ns + "/" + name
 }
 
 // resourceVersions maps each VirtualIngress of the namespace to its resourceVersion.
