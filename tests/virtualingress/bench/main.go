@@ -40,7 +40,8 @@ const (
 )
 
 type options struct {
-	creates, recreates, scale, burst int
+	creates, recreates, gitops, scale, burst int
+	restartRecreates                         int
 	// restart is the number of VirtualIngresses (over twice as many Services) present while Kyverno's background
 	// controller restarts and the chart is upgraded.
 	restart               int
@@ -62,6 +63,8 @@ type bench struct {
 	// burstTimeout bounds the wait for a burst of Service recreations to be followed: the status controller's
 	// repairs of what Kyverno dropped come over minutes.
 	burstTimeout time.Duration
+	// restartRecreates is how many Services the restart run recreates after each event.
+	restartRecreates int
 
 	// engine is the policy engine under measurement; namespaces are the ones its measurements created.
 	engine     string
@@ -77,8 +80,10 @@ func main() {
 	var o options
 	flag.IntVar(&o.creates, "creates", 200, "VirtualIngresses created one after the other for the create latency")
 	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
+	flag.IntVar(&o.gitops, "gitops", 100, "Service and VirtualIngress pairs applied at once for the GitOps latency; 0 skips it")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
 	flag.IntVar(&o.restart, "restart", 1000, "VirtualIngresses (over twice as many Services) present during a background controller restart and a helm upgrade; 0 skips it")
+	flag.IntVar(&o.restartRecreates, "restart-recreates", 50, "Services recreated at once right after the background controller restart and after the helm upgrade (at most half of --restart)")
 	flag.IntVar(&o.burst, "burst", 1000, "Services recreated at once in the scale run's second phase (at most --scale)")
 	flag.StringVar(&o.engines, "engines", strings.Join(policyengine.All, ","), "policy engines (chart value policy.engine) to measure, one after the other on the same cluster")
 	flag.StringVar(&o.out, "out", "_output/bench/virtualingress.json", "where to write the results as JSON")
@@ -138,7 +143,7 @@ func run(o options) error {
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
 	defer stopSupervising()
 	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), meta: metadata.NewForConfigOrDie(cfg),
-		timeout: o.timeout, burstTimeout: o.burstTimeout,
+		timeout: o.timeout, burstTimeout: o.burstTimeout, restartRecreates: o.restartRecreates,
 		kyverno: newSupervisor(superviseCtx, cluster)}
 	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {
@@ -260,6 +265,14 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		createTarget, func() ([]time.Duration, error) { return b.createLatency(ctx, o.creates, b.virtualIngresses()) })
 	r.Recreate = latencyRow(engine, fmt.Sprintf("recreate latency: %d Service recreations", o.recreates),
 		recreateTarget, func() ([]time.Duration, error) { return b.recreateLatency(ctx, o.recreates, b.virtualIngresses()) })
+	if o.gitops > 0 {
+		r.GitOps = latencyRow(engine, fmt.Sprintf("GitOps apply: %d Services and their VirtualIngresses at once, to Ready", o.gitops),
+			gitopsTarget, func() ([]time.Duration, error) {
+				samples, late, err := b.gitopsLatency(ctx, o.gitops)
+				r.GitOpsLate = late
+				return samples, err
+			})
+	}
 	if o.routes {
 		r.RouteCreate = latencyRow(engine, fmt.Sprintf("route create latency: %d VirtualHTTPRoutes, one at a time", o.creates),
 			createTarget, func() ([]time.Duration, error) { return b.createLatency(ctx, o.creates, b.virtualHTTPRoutes()) })

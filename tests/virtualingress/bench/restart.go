@@ -32,8 +32,13 @@ type restartResult struct {
 	// Written counts the VirtualIngresses whose resourceVersion changed, the recreated Service's one excepted, until
 	// Kyverno's queue drained (target 0).
 	Written int `json:"virtualIngressesWritten"`
-	// FollowMs is the time from recreating a Service right after the event to its Ingress following.
-	FollowMs float64 `json:"recreateFollowedMs"`
+	// Recreated Services are deleted and created under a new name right after the event, all at once; FollowMs is
+	// the time from the first deletion to the last of their Ingresses following, FollowP50Ms the median, and
+	// Within5s how many followed within restartFollowTarget (target: all).
+	Recreated   int     `json:"servicesRecreated"`
+	FollowMs    float64 `json:"recreateFollowedMs"`
+	FollowP50Ms float64 `json:"recreateFollowedP50Ms"`
+	Within5s    int     `json:"followedWithin5s"`
 	// PeakUpdateRequests is the most UpdateRequests that existed at once meanwhile.
 	PeakUpdateRequests int `json:"peakUpdateRequests"`
 	// DrainSeconds is the time from the event to Kyverno's queue being empty again, or to the end of the wait (the
@@ -72,7 +77,8 @@ func (b *bench) restartRun(ctx context.Context, release *helmrelease.Release, va
 		return nil, err
 	}
 	r := &restarts{VirtualIngresses: n, Services: 2 * n}
-	r.Restart, err = b.afterEvent(ctx, iw, ns, 0, func() error {
+	k := min(b.restartRecreates, n/2)
+	r.Restart, err = b.afterEvent(ctx, iw, ns, 0, k, func() error {
 		if err := b.cluster.StopComponent(devcluster.ComponentKyvernoBackground); err != nil {
 			return err
 		}
@@ -88,7 +94,7 @@ func (b *bench) restartRun(ctx context.Context, release *helmrelease.Release, va
 	}
 	policy["webhookTimeoutSeconds"] = 11
 	upgraded["policy"] = policy
-	r.Upgrade, err = b.afterEvent(ctx, iw, ns, 1, func() error {
+	r.Upgrade, err = b.afterEvent(ctx, iw, ns, k, k, func() error {
 		if err := release.Upgrade(ctx, upgraded); err != nil {
 			return err
 		}
@@ -100,9 +106,12 @@ func (b *bench) restartRun(ctx context.Context, release *helmrelease.Release, va
 	return r, nil
 }
 
-// afterEvent runs event, then recreates Service svc-<i> under a new name and times its Ingress following, waits for
-// Kyverno's queue to drain, and counts the other VirtualIngresses written meanwhile.
-func (b *bench) afterEvent(ctx context.Context, iw *ingressWatch, ns string, i int, event func() error) (*restartResult, error) {
+// restartFollowTarget is how soon after a restart or an upgrade every recreated Service's Ingress must follow.
+const restartFollowTarget = 5 * time.Second
+
+// afterEvent runs event, then recreates Services svc-<first>..svc-<first+k-1> under new names at once and times their
+// Ingresses following, waits for Kyverno's queue to drain, and counts the other VirtualIngresses written meanwhile.
+func (b *bench) afterEvent(ctx context.Context, iw *ingressWatch, ns string, first, k int, event func() error) (*restartResult, error) {
 	before, err := b.resourceVersions(ctx, ns)
 	if err != nil {
 		return nil, err
@@ -112,20 +121,36 @@ func (b *bench) afterEvent(ctx context.Context, iw *ingressWatch, ns string, i i
 	if err := event(); err != nil {
 		return nil, err
 	}
-	res := &restartResult{Seconds: time.Since(start).Seconds()}
-	old, renamed := fmt.Sprintf("svc-%d", i), fmt.Sprintf("svc-%d-new", i)
+	res := &restartResult{Seconds: time.Since(start).Seconds(), Recreated: k}
+	want := map[string]string{}
 	recreated := time.Now()
-	if err := b.kube.CoreV1().Services(ns).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
+	if err := parallel(k, func(j int) error {
+		i := first + j
+		if err := b.kube.CoreV1().Services(ns).Delete(ctx, fmt.Sprintf("svc-%d", i), metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+		_, err := b.createService(ctx, ns, fmt.Sprintf("svc-%d-new", i), labelsFor(i))
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	if _, err := b.createService(ctx, ns, renamed, labelsFor(i)); err != nil {
-		return nil, err
+	for i := first; i < first+k; i++ {
+		want[virtualingress.GeneratedName(fmt.Sprintf("vi-%d", i))] = fmt.Sprintf("svc-%d-new", i)
 	}
-	followed, err := iw.waitFor(virtualingress.GeneratedName(fmt.Sprintf("vi-%d", i)), renamed, b.timeout)
-	if err != nil {
-		return nil, err
+	followed := iw.followAll(want, b.timeout)
+	if len(followed) < k {
+		return nil, fmt.Errorf("%d of %d Ingresses followed their recreated Service within %s", len(followed), k, b.timeout)
 	}
-	res.FollowMs = float64(followed.Sub(recreated).Microseconds()) / 1000
+	var took []time.Duration
+	for _, at := range followed {
+		d := at.Sub(recreated)
+		took = append(took, d)
+		if d <= restartFollowTarget {
+			res.Within5s++
+		}
+	}
+	summary := summarise(took, restartFollowTarget)
+	res.FollowMs, res.FollowP50Ms = summary.Max, summary.P50
 	// A queue still busy after the wait is a figure, not a failure: the writes are counted all the same.
 	if err := b.waitUpdateRequestsDrained(ctx); err != nil {
 		pending, listErr := devcluster.PendingUpdateRequests(ctx, b.dyn)
@@ -141,7 +166,11 @@ func (b *bench) afterEvent(ctx context.Context, iw *ingressWatch, ns string, i i
 		return nil, err
 	}
 	for name, rv := range before {
-		if name != fmt.Sprintf("vi-%d", i) && after[name] != rv {
+		var i int
+		if _, err := fmt.Sscanf(name, "vi-%d", &i); err == nil && i >= first && i < first+k {
+			continue
+		}
+		if after[name] != rv {
 			res.Written++
 		}
 	}

@@ -47,6 +47,33 @@ func (iw *ingressWatch) waitFor(name, service string, timeout time.Duration) (ti
 	}
 }
 
+// followAll waits until each Ingress of want (name -> Service) routes its first backend to its Service, or timeout,
+// and returns when each was seen doing so.
+func (iw *ingressWatch) followAll(want map[string]string, timeout time.Duration) map[string]time.Time {
+	seen := map[string]time.Time{}
+	deadline := time.After(timeout)
+	for len(seen) < len(want) {
+		select {
+		case ev, ok := <-iw.events:
+			if !ok {
+				return seen
+			}
+			ing, isIngress := ev.Object.(*networkingv1.Ingress)
+			if !isIngress || ev.Type == watch.Deleted {
+				continue
+			}
+			if service, wanted := want[ing.Name]; wanted && firstService(ing) == service {
+				if _, done := seen[ing.Name]; !done {
+					seen[ing.Name] = time.Now()
+				}
+			}
+		case <-deadline:
+			return seen
+		}
+	}
+	return seen
+}
+
 func (iw *ingressWatch) stop() { iw.w.Stop() }
 
 func firstService(ing *networkingv1.Ingress) string {
