@@ -73,7 +73,8 @@ func testRestartWritesNothing(t *testing.T) {
 }
 
 // watchUpdateRequests starts watching Kyverno's UpdateRequests; the function it returns lists, as policy/trigger,
-// those created since whose trigger is in ns.
+// those created since whose trigger is a Service of ns. (Requests triggered by the VirtualIngresses themselves, the
+// generate policy's start-up pass, are the bench's restart rows' business.)
 func watchUpdateRequests(t *testing.T, ns string) func() []string {
 	t.Helper()
 	w, err := env.dyn.Resource(devcluster.UpdateRequestGVR).Namespace(devcluster.KyvernoNamespace).Watch(context.Background(), metav1.ListOptions{})
@@ -93,7 +94,7 @@ func watchUpdateRequests(t *testing.T, ns string) func() []string {
 				if !ok || ev.Type != watch.Added {
 					continue
 				}
-				if trigger := updateRequestTrigger(ur); strings.HasPrefix(trigger, ns+"/") {
+				if trigger := updateRequestTrigger(ur); strings.HasPrefix(trigger, "Service/"+ns+"/") {
 					policy, _, _ := unstructured.NestedString(ur.Object, "spec", "policy")
 					made = append(made, policy+"/"+trigger)
 				}
@@ -104,19 +105,17 @@ func watchUpdateRequests(t *testing.T, ns string) func() []string {
 	}
 }
 
-// updateRequestTrigger is namespace/name of an UpdateRequest's trigger (its first rule context's, else spec.resource).
+// updateRequestTrigger is kind/namespace/name of an UpdateRequest's trigger (its first rule context's, else
+// spec.resource).
 func updateRequestTrigger(ur *unstructured.Unstructured) string {
+	trigger, _, _ := unstructured.NestedMap(ur.Object, "spec", "resource")
 	contexts, _, _ := unstructured.NestedSlice(ur.Object, "spec", "ruleContext")
-	for _, c := range contexts {
-		if m, ok := c.(map[string]any); ok {
-			ns, _, _ := unstructured.NestedString(m, "trigger", "namespace")
-			name, _, _ := unstructured.NestedString(m, "trigger", "name")
-			return ns + "/" + name
+	if len(contexts) > 0 {
+		if m, ok := contexts[0].(map[string]any); ok {
+			trigger, _, _ = unstructured.NestedMap(m, "trigger")
 		}
 	}
-	ns, _, _ := unstructured.NestedString(ur.Object, "spec", "resource", "namespace")
-	name, _, _ := unstructured.NestedString(ur.Object, "spec", "resource", "name")
-	return ns + "/" + name
+	return fmt.Sprintf("%v/%v/%v", trigger["kind"], trigger["namespace"], trigger["name"])
 }
 
 // resourceVersions maps each VirtualIngress of the namespace to its resourceVersion.
