@@ -25,6 +25,7 @@ const nonRoot = "65532"
 
 type options struct {
 	pkg, name, out            string
+	binary                    string
 	platforms                 []string
 	version, revision, source string
 	created                   int64
@@ -45,12 +46,15 @@ func build(ctx context.Context, o options) (*result, error) {
 	created := time.Unix(o.created, 0).UTC()
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	res := &result{}
+	if o.binary != "" && len(o.platforms) != 1 {
+		return nil, fmt.Errorf("--binary packs one binary: give its one platform, not %q", o.platforms)
+	}
 	for _, p := range o.platforms {
 		osName, arch, ok := strings.Cut(p, "/")
 		if !ok || osName == "" || arch == "" {
 			return nil, fmt.Errorf("platform %q: want os/arch", p)
 		}
-		bin, err := goBuild(ctx, o.pkg, osName, arch)
+		bin, err := binaryFor(ctx, o, osName, arch)
 		if err != nil {
 			return nil, err
 		}
@@ -81,6 +85,14 @@ func build(ctx context.Context, o options) (*result, error) {
 		return nil, err
 	}
 	return res, l.AppendIndex(idx, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": o.version}))
+}
+
+// binaryFor is the prebuilt binary o names, or else o's package built for osName/arch.
+func binaryFor(ctx context.Context, o options, osName, arch string) ([]byte, error) {
+	if o.binary != "" {
+		return os.ReadFile(o.binary)
+	}
+	return goBuild(ctx, o.pkg, osName, arch)
 }
 
 // goBuild cross-compiles pkg statically; -trimpath and no cgo make the binary independent of the build machine.
@@ -115,7 +127,7 @@ func platformImageOf(o options, bin []byte, osName, arch string, created time.Ti
 	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	img, err := mutate.Append(base, mutate.Addendum{
 		Layer:   layer,
-		History: v1.History{Created: v1.Time{Time: created}, CreatedBy: "tools/images: go build " + o.pkg},
+		History: v1.History{Created: v1.Time{Time: created}, CreatedBy: createdBy(o)},
 	})
 	if err != nil {
 		return nil, err
@@ -140,6 +152,13 @@ func platformImageOf(o options, bin []byte, osName, arch string, created time.Ti
 		"org.opencontainers.image.created":  created.Format(time.RFC3339),
 	}
 	return mutate.ConfigFile(img, cf)
+}
+
+func createdBy(o options) string {
+	if o.binary != "" {
+		return "tools/images: " + filepath.Base(o.binary)
+	}
+	return "tools/images: go build " + o.pkg
 }
 
 // rootfs is the image's only layer: the binary (root-owned, so the non-root process cannot replace it) and the

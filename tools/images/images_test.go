@@ -2,8 +2,10 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -104,5 +106,72 @@ func checkBinary(t *testing.T, rc io.ReadCloser) {
 			}
 			return
 		}
+	}
+}
+
+// TestPackPrebuiltBinary packs a binary built beforehand: its bytes are the image's entrypoint, the same binary gives
+// the same digest, and more than one platform is refused (one binary runs on one).
+func TestPackPrebuiltBinary(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "prebuilt")
+	content := []byte("#!/not/a/real/binary\n")
+	if err := os.WriteFile(bin, content, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := options{binary: bin, name: "hello", version: "test", platforms: []string{"linux/amd64"}, out: filepath.Join(dir, "a")}
+	first, err := build(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.out = filepath.Join(dir, "b")
+	second, err := build(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.index != second.index {
+		t.Errorf("index digest %s then %s: packing the same binary is not reproducible", first.index, second.index)
+	}
+	if len(second.images) != 1 || second.images[0].size != int64(len(content)) {
+		t.Errorf("images %+v, want one of %d bytes", second.images, len(content))
+	}
+	top, err := layout.ImageIndexFromPath(o.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := top.ImageIndex(second.index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := idx.Image(second.images[0].digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("layers %v %v", layers, err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("no usr/local/bin/hello in the layer: %v", err)
+		}
+		if h.Name == "usr/local/bin/hello" {
+			got, _ := io.ReadAll(tr)
+			if !bytes.Equal(got, content) {
+				t.Errorf("entrypoint holds %q, want the prebuilt binary's %q", got, content)
+			}
+			break
+		}
+	}
+
+	o.platforms = []string{"linux/amd64", "linux/arm64"}
+	if _, err := build(t.Context(), o); err == nil {
+		t.Error("a prebuilt binary packed for two platforms: want an error")
 	}
 }

@@ -4,6 +4,9 @@
 // -trimpath).
 //
 //	go run ./tools/images --out _output/images/virtualservice-operator --version 0.1.0
+//
+// With --binary it packs a binary built elsewhere (one platform) instead of building --package: the local cluster
+// packs the Kyverno programs it already built for its processes into the images Kyverno's chart runs.
 package main
 
 import (
@@ -19,6 +22,7 @@ func main() {
 	var o options
 	var platforms string
 	flag.StringVar(&o.pkg, "package", "./cmd/virtualservice-operator", "Go main package to build")
+	flag.StringVar(&o.binary, "binary", "", "pack this prebuilt static binary instead of building --package (exactly one --platforms entry, the binary's)")
 	flag.StringVar(&o.name, "name", "virtualservice-operator", "binary and image name")
 	flag.StringVar(&o.out, "out", "_output/images/virtualservice-operator", "OCI layout directory to (re)write")
 	flag.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64", "comma-separated os/arch list")
