@@ -70,6 +70,29 @@ var (
 		file: "kyverno-background-controller", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/background-controller", ldflags: kyvernoVersionLDFlags,
 	}
+	// The other programs of Kyverno's chart, for KyvernoOnNode: its cleanup and reports controllers, the admission
+	// controller's init container, and the images of its hooks (the CLI migrates resources after an upgrade, the
+	// readiness checker removes webhooks before an uninstall).
+	binKyvernoCleanup = binarySpec{
+		file: "kyverno-cleanup-controller", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		pkg: "github.com/kyverno/kyverno/cmd/cleanup-controller", ldflags: kyvernoVersionLDFlags,
+	}
+	binKyvernoReports = binarySpec{
+		file: "kyverno-reports-controller", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		pkg: "github.com/kyverno/kyverno/cmd/reports-controller", ldflags: kyvernoVersionLDFlags,
+	}
+	binKyvernoInit = binarySpec{
+		file: "kyverno-init", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		pkg: "github.com/kyverno/kyverno/cmd/kyverno-init", ldflags: kyvernoVersionLDFlags,
+	}
+	binKyvernoCLI = binarySpec{
+		file: "kyverno-cli", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		pkg: "github.com/kyverno/kyverno/cmd/cli/kubectl-kyverno", ldflags: kyvernoVersionLDFlags,
+	}
+	binKyvernoReadinessChecker = binarySpec{
+		file: "kyverno-readiness-checker", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		pkg: "github.com/kyverno/kyverno/cmd/readiness-checker", ldflags: kyvernoVersionLDFlags,
+	}
 )
 
 // kubeVersionLDFlags stamps the version the Makefile of kubernetes would. Without it the server reports
@@ -212,7 +235,11 @@ func Build(ctx context.Context, opts Options) error {
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr
 	}
-	_, err := binaries(ctx, opts.RepoRoot, opts.BinDir, opts.Progress, binarySpecs(opts)...)
+	bins, err := binaries(ctx, opts.RepoRoot, opts.BinDir, opts.Progress, binarySpecs(opts)...)
+	if err != nil || !opts.KyvernoOnNode {
+		return err
+	}
+	_, err = kyvernoImageLayouts(ctx, opts.RepoRoot, opts.BinDir, bins)
 	return err
 }
 
@@ -226,6 +253,9 @@ func binarySpecs(opts Options) []binarySpec {
 	}
 	if opts.WithKyverno {
 		specs = append(specs, binKyverno, binKyvernoBackground)
+	}
+	if opts.WithKyverno && opts.KyvernoOnNode {
+		specs = append(specs, binKyvernoCleanup, binKyvernoReports, binKyvernoInit, binKyvernoCLI, binKyvernoReadinessChecker)
 	}
 	return specs
 }

@@ -9,6 +9,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -29,6 +30,15 @@ func loadChart(chartDir string) (*chart.Chart, error) {
 // Hooks are left out: they are Jobs and Pods for install/upgrade/delete steps, which need a kubelet.
 // The Kubernetes version is render.KubeVersion, the version of the API server devcluster runs (both read from go.mod).
 func renderChart(ch *chart.Chart, releaseName, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	rel, err := renderRelease(ch, releaseName, namespace, values)
+	if err != nil {
+		return nil, err
+	}
+	return decodeObjects([]byte(rel.Manifest))
+}
+
+// renderRelease is the release renderChart renders, hooks included.
+func renderRelease(ch *chart.Chart, releaseName, namespace string, values map[string]any) (*release.Release, error) {
 	install, err := render.ClientOnlyInstall(releaseName, namespace)
 	if err != nil {
 		return nil, err
@@ -40,7 +50,7 @@ func renderChart(ch *chart.Chart, releaseName, namespace string, values map[stri
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", ch.Name(), err)
 	}
-	return decodeObjects([]byte(rel.Manifest))
+	return rel, nil
 }
 
 // dropMissingDependencies removes dependencies that come from remote chart repositories and are not

@@ -55,6 +55,10 @@ type Options struct {
 	BinDir string
 	// WithKyverno installs Kyverno's CRDs and RBAC and runs its admission and background controllers.
 	WithKyverno bool
+	// KyvernoOnNode (with WithKyverno and WithNode) installs Kyverno from its chart with `helm install --wait`, its
+	// controllers as Pods on the node from images packed from the binaries it builds, instead of running them as
+	// processes (see installKyvernoChart).
+	KyvernoOnNode bool
 	// WithNode runs a node (see the package comment): Pods run, Services route, PVCs bind. Needs root on Linux and
 	// the Debian packages of `make debian-packages`; one node per machine.
 	WithNode bool
@@ -91,7 +95,9 @@ type Cluster struct {
 	kube       kubernetes.Interface
 
 	kyverno *kyvernoInstall
-	node    *node
+	// kyvernoLayouts are the OCI layouts of Kyverno's images by repository, with KyvernoOnNode.
+	kyvernoLayouts map[string]string
+	node           *node
 
 	mu    sync.Mutex
 	procs map[string]*process
@@ -149,6 +155,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 
 	c := &Cluster{opts: opts, dir: dir, bins: bins, procs: map[string]*process{}}
+	if opts.KyvernoOnNode {
+		if c.kyvernoLayouts, err = kyvernoImageLayouts(ctx, opts.RepoRoot, opts.BinDir, bins); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.start(ctx); err != nil {
 		_ = c.stopAll()
 		return nil, err
@@ -221,7 +232,11 @@ func (c *Cluster) start(ctx context.Context) error {
 
 	if c.opts.WithKyverno {
 		kyvernoBegin := time.Now()
-		if err := c.startKyverno(ctx); err != nil {
+		start := c.startKyverno
+		if c.opts.KyvernoOnNode {
+			start = c.installKyvernoChart
+		}
+		if err := start(ctx); err != nil {
 			return err
 		}
 		c.progressf("kyverno ready in %s", time.Since(kyvernoBegin).Round(100*time.Millisecond))

@@ -219,29 +219,7 @@ func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructu
 	if err != nil {
 		return nil, nil, err
 	}
-	objs, err := renderChart(ch, "kyverno", KyvernoNamespace, map[string]any{
-		// CRDs come from config/crds, applied server-side: some are too large for client-side apply, and
-		// the chart's CRD subcharts from remote repositories are not in the module.
-		"crds":          map[string]any{"install": false},
-		"openreports":   map[string]any{"enabled": false, "installCrds": false},
-		"reportsServer": map[string]any{"enabled": false},
-		// Both controllers look kinds up in a discovery cache that, without the CRD watcher, refreshes only every
-		// 15 minutes. In the admission controller a VirtualIngress written right after `helm install` put the CRD
-		// in place would be refused ("resource virtualingresses not found"); in the background controller, once
-		// the cache was filled before the CRD existed, every generation fails with "failed to list trigger
-		// resources: <namespace> is forbidden" (the kind resolves to no resource, and the namespace is read as
-		// one). Kyverno's chart offers the watcher to the admission controller only; the background controller
-		// takes it as an extra argument, with list/watch on CRDs. The README asks users for the same values.
-		"admissionController": map[string]any{"crdWatcher": true},
-		"backgroundController": map[string]any{
-			"extraArgs": map[string]any{"crdWatcher": true},
-			"rbac": map[string]any{"clusterRole": map[string]any{"extraResources": []any{map[string]any{
-				"apiGroups": []any{"apiextensions.k8s.io"},
-				"resources": []any{"customresourcedefinitions"},
-				"verbs":     []any{"list", "watch"},
-			}}}},
-		},
-	})
+	objs, err := renderChart(ch, "kyverno", KyvernoNamespace, kyvernoChartValues())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,6 +246,33 @@ func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructu
 		return nil, nil, fmt.Errorf("no admission or background controller Deployment in the Kyverno chart of %s", modDir)
 	}
 	return inst, apply, nil
+}
+
+// kyvernoChartValues are the values Kyverno's chart is rendered or installed with, as processes or on the node.
+func kyvernoChartValues() map[string]any {
+	return map[string]any{
+		// CRDs come from config/crds, applied server-side: some are too large for client-side apply, and
+		// the chart's CRD subcharts from remote repositories are not in the module.
+		"crds":          map[string]any{"install": false},
+		"openreports":   map[string]any{"enabled": false, "installCrds": false},
+		"reportsServer": map[string]any{"enabled": false},
+		// Both controllers look kinds up in a discovery cache that, without the CRD watcher, refreshes only every
+		// 15 minutes. In the admission controller a VirtualIngress written right after `helm install` put the CRD
+		// in place would be refused ("resource virtualingresses not found"); in the background controller, once
+		// the cache was filled before the CRD existed, every generation fails with "failed to list trigger
+		// resources: <namespace> is forbidden" (the kind resolves to no resource, and the namespace is read as
+		// one). Kyverno's chart offers the watcher to the admission controller only; the background controller
+		// takes it as an extra argument, with list/watch on CRDs. The README asks users for the same values.
+		"admissionController": map[string]any{"crdWatcher": true},
+		"backgroundController": map[string]any{
+			"extraArgs": map[string]any{"crdWatcher": true},
+			"rbac": map[string]any{"clusterRole": map[string]any{"extraResources": []any{map[string]any{
+				"apiGroups": []any{"apiextensions.k8s.io"},
+				"resources": []any{"customresourcedefinitions"},
+				"verbs":     []any{"list", "watch"},
+			}}}},
+		},
+	}
 }
 
 // controllerFromDeployment takes the flags, environment and ServiceAccount a Deployment of the chart gives

@@ -30,6 +30,12 @@ func New(kubeconfig, chartDir, name, namespace string) (*Release, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading chart: %w", err)
 	}
+	return ForChart(kubeconfig, ch, name, namespace)
+}
+
+// ForChart is New for a chart already loaded (and perhaps adjusted, as a chart whose remote dependencies are not
+// vendored must be).
+func ForChart(kubeconfig string, ch *chart.Chart, name, namespace string) (*Release, error) {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
 	flags.Namespace = &namespace
