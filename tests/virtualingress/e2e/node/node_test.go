@@ -27,7 +27,8 @@ import (
 
 // The node tier of virtual-ingress (go test -tags node, make e2e-node): the chart installed with `helm install
 // --wait`, its status controller running as the chart's Pod from the image `make images` built, with the chart's
-// RBAC and nothing granted by the test. Kyverno runs as processes: users install it from its own chart.
+// RBAC and nothing granted by the test, on Kyverno installed as users install it: from its own chart with `helm
+// install --wait`, its controllers as Pods on the node (two admission replicas behind its Service).
 var node *nodetier.Env
 
 const (
@@ -67,6 +68,8 @@ func TestChartOnNode(t *testing.T) {
 	t.Run(policyengine.GeneratingPolicy+" traffic", testTraffic)
 	t.Run("metrics answer an authorised token only", testMetricsAuthorised)
 	t.Run("the controller Pod deleted during 200 creations", testPodDeletedMidway)
+	t.Run("a Kyverno admission Pod deleted during a GitOps apply", testAdmissionPodDeletedDuringApply)
+	t.Run("the Kyverno background Pod deleted mid-burst", testBackgroundPodDeletedMidBurst)
 
 	release.Upgrade(t, "to "+policyengine.ClusterPolicy, map[string]any{"policy": map[string]any{"engine": policyengine.ClusterPolicy}})
 	waitPolicies(t)
@@ -248,19 +251,7 @@ func testPodDeletedMidway(t *testing.T) {
 		return apierrors.IsNotFound(err), "", nil
 	})
 	create(total/2, total)
-	nodetier.Eventually(t, 5*time.Minute, fmt.Sprintf("all %d VirtualIngresses Ready=True", total), func() (bool, string, error) {
-		list, err := vis.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		ready := 0
-		for i := range list.Items {
-			if s, _, _ := virtualingress.Condition(&list.Items[i], "Ready"); s == "True" {
-				ready++
-			}
-		}
-		return ready == total, fmt.Sprintf("%d of %d Ready", ready, total), nil
-	})
+	waitAllReady(t, vis, total, 5*time.Minute)
 	t.Logf("all %d Ready %s after the Pod was deleted", total, time.Since(begin).Round(100*time.Millisecond))
 	pods, err = node.Kube.CoreV1().Pods(chart).List(ctx, metav1.ListOptions{LabelSelector: controllerPods})
 	if err != nil {
