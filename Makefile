@@ -273,10 +273,11 @@ bin/devcluster/metallb-controller-$(METALLB_VERSION):
 
 # The local control plane (etcd, kube-apiserver, kube-controller-manager) and Kyverno's controllers, built into
 # bin/devcluster by internal/testkit/devcluster, which keys each by the version its go.mod pins: a no-op once built.
-# As root also Traefik, the ingress controller the node tier and the traffic bench send requests through.
+# As root also Traefik, the ingress controller the node tier and the traffic bench send requests through, and every
+# program of Kyverno's chart packed into images (bin/devcluster/images), which the node tier installs it from.
 .PHONY: devcluster-binaries
-devcluster-binaries: ## Build the local control plane, the node's components and Kyverno (as root Traefik too) into bin/devcluster (once per version)
-	$(GO) run ./tools/devcluster build --with-kyverno --with-node $(if $(IS_ROOT),--with-multus --with-traefik)
+devcluster-binaries: ## Build the local control plane, the node's components and Kyverno (as root Traefik and Kyverno's chart images too) into bin/devcluster (once per version)
+	$(GO) run ./tools/devcluster build --with-kyverno --with-node $(if $(IS_ROOT),--with-multus --with-traefik --kyverno-on-node)
 
 .PHONY: debian-packages
 debian-packages: ## Install the Debian packages tests run (HAProxy, PostgreSQL; a node's as root), only those missing (apt-get as root, else sudo)
