@@ -50,6 +50,20 @@ func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	layouts := map[string]string{}
+	complete := true
+	for _, img := range kyvernoImages {
+		out := filepath.Join(dir, filepath.Base(bins[img.bin.file]))
+		layouts[img.registry+"/"+img.repository] = out
+		if _, err := os.Stat(filepath.Join(out, "index.json")); err != nil {
+			complete = false
+		}
+	}
+	// Layouts are renamed into place only when complete, so when all exist there is nothing to wait for: the lock
+	// may be held for many minutes by a build of other components.
+	if complete {
+		return layouts, nil
+	}
 	lock, err := os.OpenFile(filepath.Join(binDir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
@@ -60,7 +74,6 @@ func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[
 	}
 	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
 
-	layouts := map[string]string{}
 	for _, img := range kyvernoImages {
 		bin := bins[img.bin.file]
 		if bin == "" {
