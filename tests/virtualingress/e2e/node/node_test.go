@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
@@ -68,8 +69,6 @@ func TestChartOnNode(t *testing.T) {
 	t.Run(policyengine.GeneratingPolicy+" traffic", testTraffic)
 	t.Run("metrics answer an authorised token only", testMetricsAuthorised)
 	t.Run("the controller Pod deleted during 200 creations", testPodDeletedMidway)
-	t.Run("a Kyverno admission Pod deleted during a GitOps apply", testAdmissionPodDeletedDuringApply)
-	t.Run("the Kyverno background Pod deleted mid-burst", testBackgroundPodDeletedMidBurst)
 
 	release.Upgrade(t, "to "+policyengine.ClusterPolicy, map[string]any{"policy": map[string]any{"engine": policyengine.ClusterPolicy}})
 	waitPolicies(t)
@@ -262,4 +261,24 @@ func testPodDeletedMidway(t *testing.T) {
 			t.Fatalf("controller Pod %s was not replaced", old)
 		}
 	}
+}
+
+// waitAllReady waits until every one of total VirtualIngresses in vis is Ready=True and returns how long that took.
+func waitAllReady(t *testing.T, vis dynamic.ResourceInterface, total int, timeout time.Duration) time.Duration {
+	t.Helper()
+	begin := time.Now()
+	nodetier.Eventually(t, timeout, fmt.Sprintf("all %d VirtualIngresses Ready=True", total), func() (bool, string, error) {
+		list, err := vis.List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		ready := 0
+		for i := range list.Items {
+			if s, _, _ := virtualingress.Condition(&list.Items[i], "Ready"); s == "True" {
+				ready++
+			}
+		}
+		return ready == total && len(list.Items) == total, fmt.Sprintf("%d of %d Ready", ready, len(list.Items)), nil
+	})
+	return time.Since(begin)
 }
