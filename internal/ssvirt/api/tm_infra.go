@@ -13,7 +13,7 @@ var infraSpace = uuid.MustParse("6f0d3a52-3c1e-4d8e-9a51-5c2f7e1b9a40")
 // infra is what ssvirt offers as the Tenant Manager's infrastructure: the Kubernetes cluster it runs against is
 // the one region, with one zone and one supervisor (the cluster again) in one vCenter, and one storage class.
 type infra struct {
-	region, zone, supervisor, vcenter, storageClass Ref
+	region, zone, supervisor, vcenter, storageClass, network Ref
 }
 
 func infraOf(region string) infra {
@@ -27,6 +27,8 @@ func infraOf(region string) infra {
 		vcenter:    ref(naming.KindVCenter, region+"-vcenter"),
 		// Templates name their own storage: the one storage class stands for whatever they name.
 		storageClass: ref(naming.KindStorageClass, region+"-storage"),
+		// The cluster's network stands in for the region's NSX manager, which every region names.
+		network: ref(naming.KindNsxtManager, region+"-network"),
 	}
 }
 

@@ -14,7 +14,7 @@ type Region struct {
 	ID              string   `json:"id"`
 	Name            string   `json:"name"`
 	Description     string   `json:"description"`
-	NsxManager      *Ref     `json:"nsxManager"`
+	NsxManager      *Ref     `json:"nsxManager"` // clients read its id unchecked: never null
 	IsEnabled       bool     `json:"isEnabled"`
 	Status          string   `json:"status"`
 	Supervisors     []Ref    `json:"supervisors"`
@@ -62,10 +62,12 @@ type StorageClass struct {
 
 func (inf infra) regionOut() Region {
 	return Region{ID: inf.region.ID, Name: inf.region.Name, Description: "the Kubernetes cluster ssvirt-api runs against",
-		IsEnabled: true, Status: statusReady, Supervisors: []Ref{inf.supervisor}, StoragePolicies: []string{inf.storageClass.Name}}
+		NsxManager: &inf.network, IsEnabled: true, Status: statusReady, Supervisors: []Ref{inf.supervisor}, StoragePolicies: []string{inf.storageClass.Name}}
 }
 
-func (inf infra) zoneOut() Zone { return Zone{ID: inf.zone.ID, Name: inf.zone.Name, Region: inf.region} }
+func (inf infra) zoneOut() Zone {
+	return Zone{ID: inf.zone.ID, Name: inf.zone.Name, Region: inf.region}
+}
 
 func (inf infra) supervisorOut() Supervisor {
 	return Supervisor{SupervisorID: inf.supervisor.ID, Name: inf.supervisor.Name, Region: inf.region, VirtualCenter: inf.vcenter}

@@ -74,6 +74,7 @@ const (
 	KindSupervisor   = "supervisor"
 	KindVCenter      = "vimserver"
 	KindStorageClass = "storageClass"
+	KindNsxtManager  = "nsxtmanager"
 )
 
 // URN is "urn:vcloud:<kind>:<id>".
