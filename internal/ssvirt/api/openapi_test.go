@@ -113,6 +113,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Org": api.Org{}, "User": api.User{}, "VDC": api.VDC{}, "Capacity": api.Capacity{}, "Catalog": api.Catalog{},
 		"CatalogItem": api.CatalogItem{}, "Parameter": kube.Parameter{}, "InstantiateRequest": api.InstantiateRequest{},
 		"VApp": api.VApp{}, "Role": api.Role{}, "Task": api.Task{}, "TaskRef": api.TaskRef{},
+		"Region": api.Region{}, "Zone": api.Zone{}, "Supervisor": api.Supervisor{}, "StorageClass": api.StorageClass{},
+		"VCenter": api.VCenter{},
 	} {
 		schema, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -1,8 +1,11 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,10 +47,51 @@ var orgFields = fields{
 	"description": text("description"), "isEnabled": boolean("enabled"),
 }
 
+// systemOrg is the System organization as the API answers it: the system administrators', always enabled.
+func systemOrg() Org {
+	enabled := true
+	return Org{ID: systemOrgURN, Name: SystemOrgName, DisplayName: SystemOrgName, Description: "the system administrators' organization",
+		IsEnabled: &enabled}
+}
+
+func (o Org) field(name string) string {
+	return map[string]string{"id": o.ID, "name": o.Name, "displayName": o.DisplayName, "description": o.Description,
+		"isEnabled": strconv.FormatBool(o.IsEnabled != nil && *o.IsEnabled)}[name]
+}
+
+// listOrgs: a system administrator (outside a tenant context) sees the System organization too, where Cloud
+// Director's clients look for it; it has no row, so that list is made in memory.
 func (s *Server) listOrgs(w http.ResponseWriter, r *http.Request) error {
-	return writeList(w, r, orgFields, func(q store.Query) ([]store.Org, int, error) {
-		return s.store.ListOrgs(r.Context(), principal(r).Scope(), q)
-	}, orgOut)
+	sc := principal(r).Scope()
+	if !principal(r).sysAdmin() || sc.OrgID != "" {
+		return writeList(w, r, orgFields, func(q store.Query) ([]store.Org, int, error) {
+			return s.store.ListOrgs(r.Context(), sc, q)
+		}, orgOut)
+	}
+	return writeWindow(w, r, orgFields, func() ([]Org, error) {
+		rows, err := s.store.AllOrgs(r.Context(), sc)
+		if err != nil {
+			return nil, err
+		}
+		out := []Org{systemOrg()}
+		for _, o := range rows {
+			out = append(out, orgOut(o))
+		}
+		slices.SortStableFunc(out, func(a, b Org) int { return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.ID, b.ID)) })
+		return out, nil
+	}, Org.field)
+}
+
+// systemOrgPath says whether the path names the System organization, which only system administrators see and
+// nobody changes.
+func systemOrgPath(r *http.Request) (bool, error) {
+	if r.PathValue("orgId") != systemOrgURN {
+		return false, nil
+	}
+	if !principal(r).sysAdmin() || principal(r).Scope().OrgID != "" {
+		return true, noAccess("organization")
+	}
+	return true, nil
 }
 
 func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) error {
@@ -80,6 +124,9 @@ func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getOrg(w http.ResponseWriter, r *http.Request) error {
+	if system, err := systemOrgPath(r); system {
+		return writeOne(w, http.StatusOK, systemOrg(), err)
+	}
 	id, err := idOf(r, "orgId", naming.KindOrg, "organization")
 	if err != nil {
 		return err
@@ -97,6 +144,9 @@ func (s *Server) getOrg(w http.ResponseWriter, r *http.Request) error {
 
 // updateOrg changes display name, description and enabled flag; the name is the login name and stays.
 func (s *Server) updateOrg(w http.ResponseWriter, r *http.Request) error {
+	if system, err := systemOrgPath(r); system {
+		return cmp.Or[error](err, forbidden("the System organization cannot change"))
+	}
 	id, err := idOf(r, "orgId", naming.KindOrg, "organization")
 	if err != nil {
 		return err
@@ -141,6 +191,9 @@ func (s *Server) updateOrg(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteOrg(w http.ResponseWriter, r *http.Request) error {
+	if system, err := systemOrgPath(r); system {
+		return cmp.Or[error](err, forbidden("the System organization cannot be deleted"))
+	}
 	id, err := idOf(r, "orgId", naming.KindOrg, "organization")
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ type Route struct {
 
 // Routes lists every route the server answers.
 func Routes() []Route {
-	return []Route{
+	return append([]Route{
 		{Method: "GET", Pattern: "/healthz", public: true, handler: (*Server).healthz},
 		{Method: "GET", Pattern: "/readyz", public: true, handler: (*Server).readyz},
 		{Method: "GET", Pattern: "/cloudapi/openapi.yaml", public: true, handler: (*Server).openapi},
@@ -106,7 +106,7 @@ func Routes() []Route {
 		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/powerOn", handler: (*Server).powerOn},
 		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/powerOff", handler: (*Server).powerOff},
 		{Method: "POST", Pattern: "/cloudapi/1.0.0/vms/{vmId}/actions/reset", handler: (*Server).reset},
-	}
+	}, infraRoutes()...)
 }
 
 // Handler is the API's http.Handler.

@@ -15,8 +15,9 @@ import (
 // SystemOrgName is the organization name system administrators log in with, as in Cloud Director.
 const SystemOrgName = "System"
 
-// systemOrgURN names the System organization, which has no row.
-const systemOrgURN = "urn:vcloud:org:system"
+// systemOrgURN names the System organization, which has no row: Cloud Director's own id for it, a URN like
+// every organization's, so that clients which look it up by name can read it by id.
+const systemOrgURN = "urn:vcloud:org:a93c9db9-7471-3192-8d09-a8f7eeda85f9"
 
 // HeaderTenantContext is how Cloud Director's clients ask, as a system administrator, to act inside one
 // organization: the organization's id, bare or as a URN.

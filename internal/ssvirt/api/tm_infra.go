@@ -11,9 +11,9 @@ import (
 var infraSpace = uuid.MustParse("6f0d3a52-3c1e-4d8e-9a51-5c2f7e1b9a40")
 
 // infra is what ssvirt offers as the Tenant Manager's infrastructure: the Kubernetes cluster it runs against is
-// the one region, with one zone and one supervisor (the cluster again) in one vCenter.
+// the one region, with one zone and one supervisor (the cluster again) in one vCenter, and one storage class.
 type infra struct {
-	region, zone, supervisor, vcenter Ref
+	region, zone, supervisor, vcenter, storageClass, network Ref
 }
 
 func infraOf(region string) infra {
@@ -25,6 +25,10 @@ func infraOf(region string) infra {
 		zone:       ref(naming.KindZone, region+"-zone"),
 		supervisor: ref(naming.KindSupervisor, region+"-supervisor"),
 		vcenter:    ref(naming.KindVCenter, region+"-vcenter"),
+		// Templates name their own storage: the one storage class stands for whatever they name.
+		storageClass: ref(naming.KindStorageClass, region+"-storage"),
+		// The cluster's network stands in for the region's NSX manager, which every region names.
+		network: ref(naming.KindNsxtManager, region+"-network"),
 	}
 }
 

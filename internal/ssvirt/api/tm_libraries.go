@@ -16,8 +16,8 @@ import (
 // ContentLibrary is a catalog in the shape of the Tenant Manager's content libraries
 // (/cloudapi/vcf/contentLibraries), which Cloud Director's Go SDK reads and writes with its typed calls. A
 // catalog belongs to one organization and offers its items to every VDC of it: it is a TENANT library, attached
-// to everything, neither shared nor subscribed. Storage classes are accepted and ignored (Templates are
-// instantiated on the storage they name).
+// to everything, neither shared nor subscribed. Its storage class is the region's one (see infra): Templates are
+// instantiated on the storage they name, so a library names that one, or none, and reads back naming it.
 type ContentLibrary struct {
 	ID                    string            `json:"id,omitempty"`
 	Name                  string            `json:"name"`
@@ -59,8 +59,8 @@ const (
 	itemTemplate  = "TEMPLATE"
 )
 
-func libraryOut(c store.Catalog) ContentLibrary {
-	return ContentLibrary{
+func (inf infra) libraryOut(c store.Catalog) ContentLibrary {
+	return ContentLibrary{StorageClasses: []Ref{inf.storageClass},
 		ID: naming.URN(naming.KindCatalog, c.ID), Name: c.Name, Description: c.Description,
 		Org: &Ref{Name: c.OrgName, ID: naming.URN(naming.KindOrg, c.OrgID)}, LibraryType: libraryTenant, AutoAttach: true,
 		Status: statusReady, CreationDate: c.CreatedAt.UTC().Format(time.RFC3339),
@@ -79,7 +79,12 @@ func libraryItemOut(c store.Catalog, t kube.Template) ContentLibraryItem {
 
 // catalog is the catalog a Tenant Manager create asks for; what a catalog cannot be is refused, not ignored.
 // autoAttach is not checked: the SDK always sends it, false unless set, and a catalog is attached regardless.
-func (in ContentLibrary) catalog() (Catalog, error) {
+func (in ContentLibrary) catalog(inf infra) (Catalog, error) {
+	for i := range in.StorageClasses {
+		if err := checkRef("storageClasses", &in.StorageClasses[i], inf.storageClass); err != nil {
+			return Catalog{}, err
+		}
+	}
 	switch {
 	case in.ID != "" || in.CreationDate != "" || in.Status != "" || in.VersionNumber != 0:
 		return Catalog{}, badRequest("id, creationDate, status and versionNumber are set by the server")
@@ -96,12 +101,12 @@ func (in ContentLibrary) catalog() (Catalog, error) {
 }
 
 func (s *Server) listContentLibraries(w http.ResponseWriter, r *http.Request) error {
-	return writeCatalogs(s, w, r, libraryOut)
+	return writeCatalogs(s, w, r, s.infra().libraryOut)
 }
 
 func (s *Server) getContentLibrary(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.catalog(r)
-	return writeOne(w, http.StatusOK, libraryOut(c), err)
+	return writeOne(w, http.StatusOK, s.infra().libraryOut(c), err)
 }
 
 // createContentLibrary: the organization is org.id, else the tenant context's (the SDK's TmOrg calls send it),
@@ -111,12 +116,12 @@ func (s *Server) createContentLibrary(w http.ResponseWriter, r *http.Request) er
 	if err := decode(w, r, &in); err != nil {
 		return err
 	}
-	want, err := in.catalog()
+	want, err := in.catalog(s.infra())
 	if err != nil {
 		return err
 	}
 	c, err := s.makeCatalog(r, want)
-	return writeOne(w, http.StatusCreated, libraryOut(c), err)
+	return writeOne(w, http.StatusCreated, s.infra().libraryOut(c), err)
 }
 
 // updateContentLibrary renames a catalog and changes its description. The SDK sends back the object it read:
@@ -141,7 +146,7 @@ func (s *Server) updateContentLibrary(w http.ResponseWriter, r *http.Request) er
 		return badRequest("org: a content library cannot move to another organization")
 	}
 	in.ID, in.CreationDate, in.Status, in.VersionNumber = "", "", "", 0
-	want, err := in.catalog()
+	want, err := in.catalog(s.infra())
 	if err != nil {
 		return err
 	}
@@ -156,7 +161,7 @@ func (s *Server) updateContentLibrary(w http.ResponseWriter, r *http.Request) er
 	if errors.Is(err, store.ErrConflict) {
 		return conflict("the organization has a catalog named " + want.Name)
 	}
-	return writeOne(w, http.StatusOK, libraryOut(c), err)
+	return writeOne(w, http.StatusOK, s.infra().libraryOut(c), err)
 }
 
 // libraryItemFields: the items of every catalog the caller sees, filtered in memory (see itemFields).

@@ -39,22 +39,24 @@ func TestTmVDCToVDC(t *testing.T) {
 // is refused, and autoAttach, which the SDK always sends, is not looked at.
 func TestContentLibraryToCatalog(t *testing.T) {
 	org := &Ref{ID: "urn:vcloud:org:1"}
-	got, err := ContentLibrary{Name: "lib", Description: "d", Org: org, LibraryType: "TENANT", StorageClasses: []Ref{{ID: "s"}},
-		SubscriptionConfig: json.RawMessage("null")}.catalog()
+	inf := infraOf("east")
+	got, err := ContentLibrary{Name: "lib", Description: "d", Org: org, LibraryType: "TENANT", StorageClasses: []Ref{inf.storageClass},
+		SubscriptionConfig: json.RawMessage("null")}.catalog(inf)
 	if err != nil || got.Name != "lib" || got.Description != "d" || got.Org != org {
 		t.Errorf("catalog() = %+v, %v", got, err)
 	}
 	for name, in := range map[string]ContentLibrary{
-		"provider":     {Name: "x", LibraryType: "PROVIDER"},
-		"shared":       {Name: "x", IsShared: true},
-		"subscribed":   {Name: "x", IsSubscribed: true},
-		"subscription": {Name: "x", SubscriptionConfig: json.RawMessage(`{"subscriptionUrl":"https://x"}`)},
-		"projects":     {Name: "x", IsProjectScoped: true},
-		"permissions":  {Name: "x", AllProjectsPermission: "READ_ONLY"},
-		"id":           {Name: "x", ID: "urn:vcloud:catalog:1"},
-		"version":      {Name: "x", VersionNumber: 2},
+		"provider":      {Name: "x", LibraryType: "PROVIDER"},
+		"shared":        {Name: "x", IsShared: true},
+		"subscribed":    {Name: "x", IsSubscribed: true},
+		"subscription":  {Name: "x", SubscriptionConfig: json.RawMessage(`{"subscriptionUrl":"https://x"}`)},
+		"projects":      {Name: "x", IsProjectScoped: true},
+		"permissions":   {Name: "x", AllProjectsPermission: "READ_ONLY"},
+		"id":            {Name: "x", ID: "urn:vcloud:catalog:1"},
+		"version":       {Name: "x", VersionNumber: 2},
+		"storage class": {Name: "x", StorageClasses: []Ref{{ID: "urn:vcloud:storageClass:00000000-0000-0000-0000-000000000001"}}},
 	} {
-		if _, err := in.catalog(); err == nil {
+		if _, err := in.catalog(inf); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -28,10 +28,11 @@ type Constraint struct {
 // Wildcard says whether the value is a pattern ("*" stands for any run of characters).
 func (c Constraint) Wildcard() bool { return strings.Contains(c.Value, "*") }
 
-// Filter is a disjunction (",") of conjunctions (";"): FIQL's precedence, without parentheses.
+// Filter is a disjunction (",") of conjunctions (";"): FIQL's precedence. Groups in parentheses, which Cloud
+// Director's clients send ("(name==a;region.id==b)"), are multiplied out into this form.
 type Filter [][]Constraint
 
-// Limits keep a filter's cost bounded.
+// Limits keep a filter's cost bounded: its length, and the comparisons it has once multiplied out.
 const (
 	MaxLength      = 2048
 	MaxConstraints = 16
@@ -47,26 +48,106 @@ func Parse(s string) (Filter, error) {
 	if len(s) > MaxLength {
 		return nil, fmt.Errorf("filter: at most %d characters", MaxLength)
 	}
-	if strings.ContainsAny(s, "()") {
-		return nil, fmt.Errorf("filter %q: parentheses are not supported", s)
+	p := parser{s: s}
+	f, err := p.or()
+	if err != nil {
+		return nil, err
 	}
-	var f Filter
-	n := 0
-	for _, or := range strings.Split(s, ",") {
-		var and []Constraint
-		for _, raw := range strings.Split(or, ";") {
-			if n++; n > MaxConstraints {
-				return nil, fmt.Errorf("filter: at most %d comparisons", MaxConstraints)
-			}
-			c, err := parseConstraint(raw)
-			if err != nil {
-				return nil, err
-			}
-			and = append(and, c)
-		}
-		f = append(f, and)
+	if p.i < len(s) {
+		return nil, fmt.Errorf("filter %q: unexpected %q at %d", s, s[p.i], p.i)
 	}
 	return f, nil
+}
+
+// parser reads or := and ("," and)*; and := term (";" term)*; term := "(" or ")" | constraint. A value runs to the
+// next ";", "," or ")".
+type parser struct {
+	s     string
+	i     int
+	depth int
+}
+
+func (p *parser) or() (Filter, error) {
+	var f Filter
+	for {
+		g, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		f = append(f, g...)
+		if err := checkSize(f); err != nil {
+			return nil, err
+		}
+		if p.i >= len(p.s) || p.s[p.i] != ',' {
+			return f, nil
+		}
+		p.i++
+	}
+}
+
+func (p *parser) and() (Filter, error) {
+	f := Filter{nil}
+	for {
+		g, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		// (a,b);(c,d) is a;c, a;d, b;c, b;d.
+		var product Filter
+		for _, left := range f {
+			for _, right := range g {
+				product = append(product, append(append([]Constraint(nil), left...), right...))
+			}
+		}
+		if err := checkSize(product); err != nil {
+			return nil, err
+		}
+		f = product
+		if p.i >= len(p.s) || p.s[p.i] != ';' {
+			return f, nil
+		}
+		p.i++
+	}
+}
+
+func (p *parser) term() (Filter, error) {
+	if p.i < len(p.s) && p.s[p.i] == '(' {
+		if p.depth++; p.depth > MaxConstraints {
+			return nil, fmt.Errorf("filter: groups nested too deep")
+		}
+		p.i++
+		f, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if p.i >= len(p.s) || p.s[p.i] != ')' {
+			return nil, fmt.Errorf("filter %q: a group is not closed", p.s)
+		}
+		p.i++
+		p.depth--
+		return f, nil
+	}
+	end := p.i + strings.IndexAny(p.s[p.i:], ";,()")
+	if end < p.i {
+		end = len(p.s)
+	}
+	c, err := parseConstraint(p.s[p.i:end])
+	if err != nil {
+		return nil, err
+	}
+	p.i = end
+	return Filter{{c}}, nil
+}
+
+func checkSize(f Filter) error {
+	n := 0
+	for _, and := range f {
+		n += len(and)
+	}
+	if n > MaxConstraints {
+		return fmt.Errorf("filter: at most %d comparisons", MaxConstraints)
+	}
+	return nil
 }
 
 func parseConstraint(raw string) (Constraint, error) {

@@ -24,8 +24,21 @@ func TestParse(t *testing.T) {
 	if f, err := Parse("description==a=b"); err != nil || f[0][0].Value != "a=b" {
 		t.Errorf("value with '=': %+v %v", f, err)
 	}
+	// Groups, as Cloud Director's clients send them, are multiplied out.
+	for filter, want := range map[string]string{
+		"(name==a;region.id==b)":  "[[name==a region.id==b]]",
+		"(a==1,a==2);b==3":        "[[a==1 b==3] [a==2 b==3]]",
+		"x==0,((a==1;b==2),c==3)": "[[x==0] [a==1 b==2] [c==3]]",
+		"(a==1,a==2);(b==1,b==2)": "[[a==1 b==1] [a==1 b==2] [a==2 b==1] [a==2 b==2]]",
+	} {
+		f, err := Parse(filter)
+		if got := f.String(); err != nil || got != want {
+			t.Errorf("Parse(%q) = %s, %v; want %s", filter, got, err, want)
+		}
+	}
 	for _, bad := range []string{
-		"name", "name==", "==web", "name=gt=3", "name=lt=3", "(name==a,name==b);x==y", "name==a;", ";name==a",
+		"name", "name==", "==web", "name=gt=3", "name=lt=3", "(name==a", "name==a)", "()", "(name==a;)",
+		"(a==1,a==2);(b==1,b==2);(c==1,c==2)", "name==a;", ";name==a",
 		"na me==a", strings.Repeat("a==b;", 17) + "a==b", "name==" + strings.Repeat("x", MaxLength),
 	} {
 		if _, err := Parse(bad); err == nil {
@@ -72,4 +85,17 @@ func TestMatches(t *testing.T) {
 	if f.Eval(func(s string) string { return vals[s] }) {
 		t.Error("a==1;b==2,c==3 is false when neither side holds")
 	}
+}
+
+// String shows a filter's conjunctions, for comparing in tests.
+func (f Filter) String() string {
+	var ors []string
+	for _, and := range f {
+		var cs []string
+		for _, c := range and {
+			cs = append(cs, c.Selector+[]string{"==", "!="}[c.Op]+c.Value)
+		}
+		ors = append(ors, "["+strings.Join(cs, " ")+"]")
+	}
+	return "[" + strings.Join(ors, " ") + "]"
 }

@@ -59,20 +59,22 @@ func collapse(s string) string {
 
 // URN kinds.
 const (
-	KindOrg         = "org"
-	KindUser        = "user"
-	KindVDC         = "vdc"
-	KindCatalog     = "catalog"
-	KindCatalogItem = "catalogitem"
-	KindVApp        = "vapp"
-	KindSession     = "session"
-	KindRole        = "role"
-	KindTask        = "task"
-	KindVM          = "vm"
-	KindRegion      = "region"
-	KindZone        = "zone"
-	KindSupervisor  = "supervisor"
-	KindVCenter     = "vimserver"
+	KindOrg          = "org"
+	KindUser         = "user"
+	KindVDC          = "vdc"
+	KindCatalog      = "catalog"
+	KindCatalogItem  = "catalogitem"
+	KindVApp         = "vapp"
+	KindSession      = "session"
+	KindRole         = "role"
+	KindTask         = "task"
+	KindVM           = "vm"
+	KindRegion       = "region"
+	KindZone         = "zone"
+	KindSupervisor   = "supervisor"
+	KindVCenter      = "vimserver"
+	KindStorageClass = "storageClass"
+	KindNsxtManager  = "nsxtmanager"
 )
 
 // URN is "urn:vcloud:<kind>:<id>".

@@ -62,6 +62,12 @@ func (s *Store) ListOrgs(ctx context.Context, sc Scope, q Query) ([]Org, int, er
 	return list(ctx, s, "SELECT "+orgColumns+" FROM organizations", "SELECT COUNT(*) FROM organizations", cond, args, q, "name, id", scanOrg)
 }
 
+// AllOrgs returns every organization the scope may see, by name: for lists that add what has no row.
+func (s *Store) AllOrgs(ctx context.Context, sc Scope) ([]Org, error) {
+	cond, args := sc.where("id")
+	return all(ctx, s, "SELECT "+orgColumns+" FROM organizations WHERE 1 = 1"+cond+" ORDER BY name, id", args, scanOrg)
+}
+
 // UpdateOrg changes the display name, description and enabled flag of an organization.
 func (s *Store) UpdateOrg(ctx context.Context, o Org) (Org, error) {
 	res, err := s.exec(ctx, "UPDATE organizations SET display_name = ?, description = ?, enabled = ?, updated_at = ? WHERE id = ?",

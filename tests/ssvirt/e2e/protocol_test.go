@@ -209,7 +209,7 @@ func TestFilterSortPaging(t *testing.T) {
 	for _, bad := range []string{
 		"/cloudapi/1.0.0/catalogs?" + q("color==red"),
 		"/cloudapi/1.0.0/catalogs?" + q("name=gt=a"),
-		"/cloudapi/1.0.0/catalogs?" + q("(name==a,name==b)"),
+		"/cloudapi/1.0.0/catalogs?" + q("(name==a,name==b"),
 		"/cloudapi/1.0.0/catalogs?" + q("name=="),
 		"/cloudapi/1.0.0/catalogs?" + q("org.id==acme"),
 		"/cloudapi/1.0.0/orgs?" + q("isEnabled==maybe"),

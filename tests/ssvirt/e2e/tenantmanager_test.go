@@ -183,9 +183,9 @@ func TestTmContentLibraries(t *testing.T) {
 	sys := sysadmin(t)
 	a, b := newTenant(t, sys), newTenant(t, sys)
 	var lib, other api.ContentLibrary
-	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "lib", StorageClasses: []api.Ref{{ID: "x"}}},
+	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "lib"},
 		http.StatusCreated, &lib)
-	if lib.LibraryType != "TENANT" || !lib.AutoAttach || lib.Org == nil || lib.Org.ID != a.org.ID || lib.Status != "READY" || lib.CreationDate == "" {
+	if lib.LibraryType != "TENANT" || len(lib.StorageClasses) != 1 || !lib.AutoAttach || lib.Org == nil || lib.Org.ID != a.org.ID || lib.Status != "READY" || lib.CreationDate == "" {
 		t.Fatalf("created: %+v", lib)
 	}
 	sys.in(b.org.ID).must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "lib"}, http.StatusCreated, &other)
@@ -196,7 +196,8 @@ func TestTmContentLibraries(t *testing.T) {
 	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "lib"}, http.StatusConflict, nil)
 	a.user.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "users"}, http.StatusForbidden, nil)
 	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "x", Org: &api.Ref{ID: b.org.ID}}, http.StatusForbidden, nil)
-	for _, bad := range []api.ContentLibrary{{Name: "s", IsShared: true}, {Name: "p", LibraryType: "PROVIDER"}, {Name: "u", IsSubscribed: true}} {
+	for _, bad := range []api.ContentLibrary{{Name: "s", IsShared: true}, {Name: "p", LibraryType: "PROVIDER"}, {Name: "u", IsSubscribed: true},
+		{Name: "sc", StorageClasses: []api.Ref{{ID: "x"}}}} {
 		a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", bad, http.StatusBadRequest, nil)
 	}
 
