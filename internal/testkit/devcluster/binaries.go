@@ -131,15 +131,11 @@ func binaries(ctx context.Context, repoRoot, binDir string, progress io.Writer, 
 		return paths, nil
 	}
 	// Tests in several packages may start clusters at once; one builds, the others wait and reuse.
-	lock, err := os.OpenFile(filepath.Join(binDir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lockBuilds(binDir)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, err
-	}
-	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	defer unlock()
 
 	paths := map[string]string{}
 	for _, s := range specs {
@@ -258,4 +254,21 @@ func binarySpecs(opts Options) []binarySpec {
 		specs = append(specs, binKyvernoCleanup, binKyvernoReports, binKyvernoInit, binKyvernoCLI, binKyvernoReadinessChecker)
 	}
 	return specs
+}
+
+// lockBuilds takes the exclusive lock on binDir that every build of local-cluster binaries and images holds, so that
+// one test package builds while the others wait and then reuse what it built; the function it returns releases it.
+func lockBuilds(binDir string) (unlock func(), err error) {
+	lock, err := os.OpenFile(filepath.Join(binDir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		_ = lock.Close()
+	}, nil
 }

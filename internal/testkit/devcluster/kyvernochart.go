@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
@@ -64,15 +63,11 @@ func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[
 	if complete {
 		return layouts, nil
 	}
-	lock, err := os.OpenFile(filepath.Join(binDir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lockBuilds(binDir)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, err
-	}
-	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	defer unlock()
 
 	for _, img := range kyvernoImages {
 		bin := bins[img.bin.file]
