@@ -62,7 +62,11 @@ spec:
         operator: Equals
         value: true
     generate:
-      generateExisting: true
+      # Off for the reason the generatingPolicy engine's is (see virtual-ingress.generateGeneratingPolicy): a pass over
+      # every {{ .source }} at each start of Kyverno's background controller (Kyverno lets an upgrade change this field).
+      # The start still re-syncs every generated {{ $kinds.generatedKind }} (synchronize, without which Kyverno would never
+      # update one).
+      generateExisting: false
       synchronize: true
       orphanDownstreamOnPolicyDelete: {{ $root.Values.policy.orphanIngressesOnUninstall }}
       apiVersion: {{ $kinds.generatedAPIVersion }}

@@ -34,8 +34,12 @@ spec:
   evaluation:
     admission:
       enabled: true
+    # Off on purpose: with it, every start of Kyverno's background controller (a restart, an upgrade, a new leader)
+    # queues one request per {{ .source }} of the cluster, and real Service events wait behind them for minutes. Nothing
+    # needs it: an {{ $generated }} the other engine generated keeps serving and is taken over at the next write of its
+    # {{ .source }} or Service event, and a resolved {{ .source }} without one is repaired by the status controller.
     generateExisting:
-      enabled: true
+      enabled: false
     # Off on purpose. Kyverno 1.19's GeneratingPolicy synchronization watches the {{ $generatedPlural }} and, racing with its own
     # update of one, can write the previous version back (the {{ $generated }} then trails its {{ .source }} by one change).
     # Every write of a {{ .source }} still updates its {{ $generated }}, and garbage collection (ownerReference) deletes it
