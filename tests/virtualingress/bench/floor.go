@@ -57,6 +57,10 @@ type floorResult struct {
 	// Usage is what the control plane spent from the first create until Kyverno was done.
 	Usage *usage `json:"usage,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Restart is the floor of the restart rows (see floorRestart), measured after the rest when the bench's restart
+	// run is on; RestartError says why it is missing.
+	Restart      *restartResult `json:"backgroundControllerRestart,omitempty"`
+	RestartError string         `json:"backgroundControllerRestartError,omitempty"`
 }
 
 // floor measures the floor (or the sized floor) with progress on stdout.
@@ -189,6 +193,11 @@ func (b *bench) floorRun(ctx context.Context, n int, status map[string]any) (*fl
 	if missing := n - generated - r.SkippedByThreshold - r.FailedToCreate - r.GaveUp; missing > 0 {
 		r.Error = fmt.Sprintf("%d of %d Ingresses never came within %s (UpdateRequests dropped by the threshold %d, failed to create %d, failed for good %d; Kyverno restarts: %v)",
 			missing, n, b.timeout, r.SkippedByThreshold, r.FailedToCreate, r.GaveUp, r.KyvernoRestarts)
+	}
+	if status == nil && r.Error == "" && b.floorRestart {
+		if r.Restart, err = b.restartFloor(ctx, ns, n); err != nil {
+			r.RestartError = err.Error()
+		}
 	}
 	return r, nil
 }

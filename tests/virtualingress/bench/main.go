@@ -10,6 +10,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -65,6 +66,8 @@ type bench struct {
 	burstTimeout time.Duration
 	// restartRecreates is how many Services the restart run recreates after each event.
 	restartRecreates int
+	// floorRestart: the floor is also measured after a restart of the background controller (see restartFloor).
+	floorRestart bool
 
 	// engine is the policy engine under measurement; namespaces are the ones its measurements created.
 	engine     string
@@ -83,7 +86,7 @@ func main() {
 	flag.IntVar(&o.gitops, "gitops", 100, "Service and VirtualIngress pairs applied at once for the GitOps latency; 0 skips it")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
 	flag.IntVar(&o.restart, "restart", 1000, "VirtualIngresses (over twice as many Services) present during a background controller restart and a helm upgrade; 0 skips it")
-	flag.IntVar(&o.restartRecreates, "restart-recreates", 50, "Services recreated at once right after the background controller restart and after the helm upgrade (at most half of --restart)")
+	flag.IntVar(&o.restartRecreates, "restart-recreates", 50, "Services recreated at once with no event before, right after the background controller restart, and after the helm upgrade (at most a third of --restart)")
 	flag.IntVar(&o.burst, "burst", 1000, "Services recreated at once in the scale run's second phase (at most --scale)")
 	flag.StringVar(&o.engines, "engines", strings.Join(policyengine.All, ","), "policy engines (chart value policy.engine) to measure, one after the other on the same cluster")
 	flag.StringVar(&o.out, "out", "_output/bench/virtualingress.json", "where to write the results as JSON")
@@ -143,7 +146,7 @@ func run(o options) error {
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
 	defer stopSupervising()
 	b := &bench{cluster: cluster, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), meta: metadata.NewForConfigOrDie(cfg),
-		timeout: o.timeout, burstTimeout: o.burstTimeout, restartRecreates: o.restartRecreates,
+		timeout: o.timeout, burstTimeout: o.burstTimeout, restartRecreates: o.restartRecreates, floorRestart: o.restart > 0,
 		kyverno: newSupervisor(superviseCtx, cluster)}
 	release, err := helmrelease.ForRepoChart(cluster.Kubeconfig(), root, "virtual-ingress")
 	if err != nil {
@@ -155,11 +158,12 @@ func run(o options) error {
 		return err
 	}
 	res := results{Machine: machine(versions), Order: engines, Engines: map[string]*engineResults{}}
-	if o.scale > 0 {
-		if res.Floor, err = b.floor(ctx, o.scale, false); err != nil {
+	// The floor is the scale run's and the restart run's: of the scale run's size, else of the restart run's.
+	if floorSize := cmp.Or(o.scale, o.restart); floorSize > 0 {
+		if res.Floor, err = b.floor(ctx, floorSize, false); err != nil {
 			return err
 		}
-		if o.sizedFloor {
+		if o.sizedFloor && o.scale > 0 {
 			if res.SizedFloor, err = b.floor(ctx, o.scale, true); err != nil {
 				return err
 			}
@@ -207,6 +211,9 @@ func run(o options) error {
 	for _, f := range []*floorResult{res.Floor, res.SizedFloor} {
 		if f != nil && f.Error != "" {
 			failed = append(failed, f.name()+" ("+f.Error+")")
+		}
+		if f != nil && f.RestartError != "" {
+			failed = append(failed, f.name()+" after a restart ("+f.RestartError+")")
 		}
 	}
 	for _, engine := range engines {
