@@ -77,12 +77,11 @@ func (p *syncPlan) addCELTwins(outDir string, renders map[string]map[string]rend
 		if err != nil {
 			return err
 		}
-		content, err := celTwin(src, generatedPrefix+filepath.ToSlash(path)+" for the CEL engine"+scratchSuffix, policies)
+		content, err := celTwin(src, generatedPrefix+filepath.ToSlash(path)+" for the CEL engine"+copySuffix, policies)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		// A scratch file: all it could tell a reviewer is in its source and in this file's rules.
-		return p.addScratch(twin, content)
+		return p.add(twin, content)
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

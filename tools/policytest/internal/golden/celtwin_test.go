@@ -114,8 +114,8 @@ func TestCELTwinRefusesWhatItCannotTranslate(t *testing.T) {
 	}
 }
 
-// Through sync, with this repository's chart and suite: the twin is generated next to the CEL render as a scratch
-// file, written again before each run, and never written over a hand-written file.
+// Through sync, with this repository's chart and suite: the twin is generated next to the CEL render, checked like
+// every generated file, and never written over a hand-written file.
 func TestSyncGeneratesTheCELTwinOfEveryClusterPolicySuite(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "policies")
 	repoPolicies := testfiles.RepoRoot + "/policies/virtual-ingress"
@@ -142,7 +142,7 @@ func TestSyncGeneratesTheCELTwinOfEveryClusterPolicySuite(t *testing.T) {
 	twin := filepath.Join(dir, "generatingpolicy/generate", KyvernoTestFile)
 	got := testfiles.ReadFile(t, twin)
 	header, body, _ := strings.Cut(got, "\n")
-	if want := generatedPrefix + filepath.ToSlash(filepath.Join(dir, "clusterpolicy/generate", KyvernoTestFile)) + " for the CEL engine" + scratchSuffix; header != want {
+	if want := generatedPrefix + filepath.ToSlash(filepath.Join(dir, "clusterpolicy/generate", KyvernoTestFile)) + " for the CEL engine" + copySuffix; header != want {
 		t.Errorf("header %q, want %q", header, want)
 	}
 	testfiles.AssertContains(t, body, "name: generate-ingress-cel\n", "isGeneratingPolicy: true\n")
@@ -150,24 +150,20 @@ func TestSyncGeneratesTheCELTwinOfEveryClusterPolicySuite(t *testing.T) {
 		t.Errorf("check fails right after a sync:\n%s", out)
 	}
 
-	// A scratch file: the check leaves it out, and the next run of the suites writes it again.
-	rewrite := func(what string) {
+	// Committed: a twin that is not what its source makes fails the check, and a sync writes it back.
+	stale := func(what string) {
 		t.Helper()
-		if ok, out := checkSync(t, o); !ok {
-			t.Errorf("%s fails the check of committed files:\n%s", what, out)
+		if ok, out := checkSync(t, o); ok || !strings.Contains(out, "stale:   "+twin) {
+			t.Errorf("%s passes the check:\n%s", what, out)
 		}
-		var out bytes.Buffer
-		if err := WriteScratch(&out, o); err != nil {
-			t.Fatal(err)
-		}
-		testfiles.AssertContains(t, out.String(), "wrote "+twin+"\n")
+		resync()
 	}
 	testfiles.ReplaceInFile(t, twin, "isGeneratingPolicy: true\n  kind: VirtualIngress\n  resources: [tenant-root/wiki]", "rule: generate-ingress\n  kind: VirtualIngress\n  resources: [tenant-root/wiki]")
-	rewrite("a hand-edited twin")
+	stale("a hand-edited twin")
 	if testfiles.ReadFile(t, twin) != got {
 		t.Error("the hand-edited twin was not written back")
 	}
 	testfiles.ReplaceInFile(t, filepath.Join(dir, "clusterpolicy/generate", KyvernoTestFile), "name: generate-ingress", "name: generate-ingresses")
-	rewrite("a changed ClusterPolicy suite")
+	stale("a changed ClusterPolicy suite")
 	testfiles.AssertContains(t, testfiles.ReadFile(t, twin), "name: generate-ingresses-cel\n")
 }

@@ -1,7 +1,7 @@
 // Package golden is the golden-file machinery of every chart and the policies/ copy it checks: the golden verb
 // compares each chart's renders with tests/<product>/golden, and sync-policies keeps policies/ the virtual-ingress
-// chart's Kyverno policies as rendered (with the CEL engine's twin suites and the suites' scratch files), which
-// golden checks along with the renders and the kyverno verb writes before it runs the suites.
+// chart's Kyverno policies as rendered, with the CEL engine's twin suites and the suites' Services caches, all
+// committed whole, which golden checks along with the renders.
 package golden
 
 import (
@@ -79,12 +79,10 @@ func runGolden(out io.Writer, o goldenOptions) error {
 	if err != nil {
 		return err
 	}
-	// One plan serves both the names of the variants' whole files and the sync check below.
 	plan, err := planSync(o.sync)
 	if err != nil {
 		return err
 	}
-	addVariantBodies(generated, plan)
 	g := goldenRun{options: o, generated: generated, renders: map[string]cachedRender{}}
 	var tally results.Tally
 	goldenSuite := junit.Suite{Name: "golden"}

@@ -162,8 +162,8 @@ func generatedBodies(dir string) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isGenerated(content) || isScratch(content) {
-			continue // a scratch file is not committed: a golden file may not depend on it
+		if !isGenerated(content) {
+			continue
 		}
 		_, body, _ := strings.Cut(string(content), "\n")
 		if _, taken := bodies[body]; !taken {
@@ -171,18 +171,6 @@ func generatedBodies(dir string) (map[string]string, error) {
 		}
 	}
 	return bodies, nil
-}
-
-// addVariantBodies maps the body of every policy sync-policies commits as a diff from another (SyncOptions'
-// variantSuffix) to its path: its whole file is scratch, possibly not written yet, so the body is the one the chart
-// renders now. That is no blind spot: the committed diff is checked, and a stale one fails the sync check.
-func addVariantBodies(bodies map[string]string, plan syncPlan) {
-	for _, path := range plan.variants {
-		_, body, _ := strings.Cut(string(plan.want[path]), "\n")
-		if _, taken := bodies[body]; !taken {
-			bodies[body] = filepath.ToSlash(path) + ", committed as its diff " + filepath.Base(variantDiffPath(path))
-		}
-	}
 }
 
 // crdFile is a CRD kept as a file of a chart, which a template renders.

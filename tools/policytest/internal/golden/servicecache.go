@@ -15,27 +15,16 @@ import (
 
 // serviceCacheFile is the file a suite names in globalContextEntries[].resourceFiles for the chart's GlobalContextEntry
 // of Services. The CLI only reads such files from the suite's own directory, while the Services are fixtures shared
-// by every suite and the preview, so sync-policies writes it, as a scratch file: the Services of the suite's
+// by every suite and the preview, so sync-policies writes it: the Services of the suite's
 // clusterResources (a cluster whose informer has caught up), in the suite's directory and in its CEL twin's.
 const serviceCacheFile = "services-cache.yaml"
 
 // addServiceCaches wants serviceCacheFile in every suite directory under outDir whose kyverno-test.yaml (written or
 // wanted) names it.
 func (p *syncPlan) addServiceCaches(outDir string) error {
-	var dirs []string
-	for path := range p.want {
-		if filepath.Base(path) == KyvernoTestFile {
-			dirs = append(dirs, filepath.Dir(path))
-		}
-	}
-	sources, err := filepath.Glob(filepath.Join(outDir, "*", "*", KyvernoTestFile))
+	dirs, err := p.suiteDirs(outDir)
 	if err != nil {
 		return err
-	}
-	for _, s := range sources {
-		if _, wanted := p.want[s]; !wanted {
-			dirs = append(dirs, filepath.Dir(s))
-		}
 	}
 	for _, dir := range dirs {
 		content, _, err := p.suiteFile(dir)
@@ -58,8 +47,8 @@ func (p *syncPlan) addServiceCaches(outDir string) error {
 		if err != nil {
 			return err
 		}
-		header := generatedPrefix + "the Services of " + strings.Join(suite.ClusterResources, ", ") + scratchSuffix + "\n"
-		if err := p.addScratch(filepath.Join(dir, serviceCacheFile), append([]byte(header), cache...)); err != nil {
+		header := generatedPrefix + "the Services of " + strings.Join(suite.ClusterResources, ", ") + copySuffix + "\n"
+		if err := p.add(filepath.Join(dir, serviceCacheFile), append([]byte(header), cache...)); err != nil {
 			return err
 		}
 	}

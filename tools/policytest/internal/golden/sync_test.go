@@ -254,57 +254,57 @@ func TestSyncWritesIntoASuiteOnlyThePoliciesItNames(t *testing.T) {
 
 	testfiles.WriteFile(t, suite, "kind: Test\npolicies:\n- demo-require-label.yaml\n")
 	var wrote bytes.Buffer
-	if err := WriteScratch(&wrote, o); err != nil {
+	if err := writeSync(&wrote, o); err != nil {
 		t.Fatal(err)
 	}
 	testfiles.AssertContains(t, wrote.String(), "wrote "+policy)
-	testfiles.AssertContains(t, testfiles.ReadFile(t, policy), scratchSuffix+"\n", `message: "label owner is required"`)
+	testfiles.AssertContains(t, testfiles.ReadFile(t, policy), generatedSuffix+"\n", `message: "label owner is required"`)
 }
 
-// A policy only a suite reads is a scratch file: git does not keep it, so the check (of what is committed) passes
-// without it and golden never names it, while the suite gets it before each run, rendered afresh.
-func TestSyncLeavesScratchFilesOutOfTheCheckAndGoldenButWritesThemForTheSuites(t *testing.T) {
+// Every file a suite reads is committed whole, so `kyverno test` runs on a fresh clone: the suite's own render and
+// its Services cache are checked like the policies above them (missing or stale fails), and golden may name them.
+func TestSyncCommitsAndChecksEveryFileASuiteReads(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "policies")
 	testfiles.WriteFile(t, filepath.Join(dir, suiteValuesFile), "requiredLabel: team\n")
 	testfiles.WriteFile(t, filepath.Join(dir, "owner", suiteValuesFile), "requiredLabel: owner\n")
-	testfiles.WriteFile(t, filepath.Join(dir, "owner", KyvernoTestFile), "kind: Test\npolicies:\n- demo-require-label.yaml\n")
-	o := SyncOptions{chartDir: demoChart, outDir: dir}
+	testfiles.WriteFile(t, filepath.Join(dir, "owner", "cluster.yaml"),
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: apps\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n")
+	testfiles.WriteFile(t, filepath.Join(dir, "owner", KyvernoTestFile), "kind: Test\npolicies:\n- demo-require-label.yaml\n"+
+		"clusterResources:\n- cluster.yaml\nglobalContextEntries:\n- name: services\n  resourceFiles:\n  - "+serviceCacheFile+"\n")
+	o := syncInto(t, dir)
 	policy := filepath.Join(dir, "owner", "demo-require-label.yaml")
-	committed := filepath.Join(dir, "demo-require-label.yaml")
-	if err := WriteScratch(&bytes.Buffer{}, o); err != nil {
-		t.Fatal(err)
-	}
-	if !fileExists(policy) || fileExists(committed) {
-		t.Fatal("WriteScratch wrote other files than the suite's")
-	}
-	if ok, out := checkSync(t, o); ok || !strings.Contains(out, "missing: "+committed) || strings.Contains(out, policy) {
-		t.Errorf("the check must report the committed file only:\n%s", out)
-	}
-	syncInto(t, dir)
-	if err := os.Remove(policy); err != nil {
-		t.Fatal(err)
+	cache := filepath.Join(dir, "owner", serviceCacheFile)
+	got := testfiles.ReadFile(t, cache)
+	testfiles.AssertContains(t, got, generatedPrefix+"the Services of cluster.yaml"+copySuffix+"\n", "name: web\n")
+	if strings.Contains(got, "ConfigMap") {
+		t.Errorf("the Services cache holds more than Services:\n%s", got)
 	}
 	if ok, out := checkSync(t, o); !ok {
-		t.Errorf("a missing scratch file fails the check:\n%s", out)
+		t.Fatalf("check fails right after a sync:\n%s", out)
 	}
-	testfiles.ReplaceInFile(t, committed, "label team is required", "label team is required!")
-	if err := WriteScratch(&bytes.Buffer{}, o); err != nil {
-		t.Fatal(err)
+
+	for _, path := range []string{policy, cache} {
+		content := testfiles.ReadFile(t, path)
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if ok, out := checkSync(t, o); ok || !strings.Contains(out, "missing: "+path) {
+			t.Errorf("a missing %s passes the check:\n%s", path, out)
+		}
+		testfiles.WriteFile(t, path, content+"# edited\n")
+		if ok, out := checkSync(t, o); ok || !strings.Contains(out, "stale:   "+path) {
+			t.Errorf("an edited %s passes the check:\n%s", path, out)
+		}
+		testfiles.WriteFile(t, path, content)
 	}
-	if !strings.Contains(testfiles.ReadFile(t, committed), "required!") {
-		t.Error("WriteScratch rewrote a committed file")
-	}
+
 	bodies, err := generatedBodies(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range bodies {
-		if path == filepath.ToSlash(policy) {
-			t.Errorf("golden may name %s, which is not committed", path)
-		}
-	}
-	if len(bodies) != 1 {
-		t.Errorf("golden names %v, want the committed policy only", bodies)
+	_, body, _ := strings.Cut(testfiles.ReadFile(t, policy), "\n")
+	if bodies[body] != filepath.ToSlash(policy) {
+		t.Errorf("golden does not name the suite's render %s: %v", policy, bodies)
 	}
 }
 

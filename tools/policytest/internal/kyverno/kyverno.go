@@ -23,29 +23,19 @@ import (
 // NewCommand is the kyverno verb.
 func NewCommand() *cobra.Command {
 	var junitFile string
-	sync := golden.DefaultSyncOptions()
-	noScratch := false
 	cmd := &cobra.Command{
 		Use:   "kyverno [dir...]",
 		Short: "Run every kyverno-test.yaml under the directories (default: policies) with the Kyverno CLI, in-process",
-		Long: `Runs every kyverno-test.yaml under the directories (default: policies) with the Kyverno CLI, in-process.
-First writes the scratch files of --policies-dir (see sync-policies --help): the policies a suite renders with its
-own chart-values.yaml and the Services caches, which git does not keep.`,
+		Long: `Runs every kyverno-test.yaml under the directories (default: policies) with the Kyverno CLI, in-process, as
+committed: every file the suites read is in the tree (sync-policies writes the generated ones, golden checks them).`,
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			if len(dirs) == 0 {
 				dirs = []string{"policies"}
-			}
-			if !noScratch {
-				if err := golden.WriteScratch(cmd.OutOrStdout(), sync); err != nil {
-					return fmt.Errorf("writing the suites' scratch files: %w", err)
-				}
 			}
 			return runKyverno(cmd.OutOrStdout(), dirs, junitFile)
 		},
 	}
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write the results as JUnit XML to this file")
-	cmd.Flags().BoolVar(&noScratch, "no-scratch", false, "do not write the scratch files of --policies-dir first")
-	golden.AddSyncFlags(cmd, &sync)
 	return cmd
 }
 
