@@ -45,6 +45,9 @@ func testIngressAnnotationEditedByHand(t *testing.T) {
 	ns := newNamespace(t, "e2e-handannotate")
 	_, ing := resolvedCoder(t, ns)
 	waitReady(t, ns, "coder", "True", "IngressUpToDate")
+	// A generation request still in Kyverno's queue (the touches resolution makes) would put the value back before the
+	// status controller saw it edited: that is not what this test is about.
+	waitUpdateRequestsDrained(t)
 	const key = "nginx.ingress.kubernetes.io/proxy-read-timeout"
 	want := ing.Annotations[key]
 	if want == "" {

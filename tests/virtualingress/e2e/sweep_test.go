@@ -92,7 +92,7 @@ func testRestartWritesNothing(t *testing.T) {
 }
 
 // watchUpdateRequests starts watching Kyverno's UpdateRequests; the function it returns lists those created since
-// for triggers in ns, by the trigger's kind, as policy/kind/namespace/name, one entry per rule context (a request of
+// for triggers in ns, by the trigger's kind, as policy/kind/namespace/UID (else name), one entry per rule context (a request of
 // Kyverno's start-up work carries many triggers).
 func watchUpdateRequests(t *testing.T, ns string) func() map[string][]string {
 	t.Helper()
@@ -115,10 +115,18 @@ func watchUpdateRequests(t *testing.T, ns string) func() map[string][]string {
 				}
 				policy, _, _ := unstructured.NestedString(ur.Object, "spec", "policy")
 				for _, trigger := range updateRequestTriggers(ur) {
-					if trigger["namespace"] == ns {
-						made[fmt.Sprint(trigger["kind"])] = append(made[fmt.Sprint(trigger["kind"])],
-							fmt.Sprintf("%s/%v/%v/%v", policy, trigger["kind"], trigger["namespace"], trigger["name"]))
+					if trigger["namespace"] != ns {
+						continue
 					}
+					// By UID: the clusterPolicy engine's start-up re-sync names a trigger by nothing else (Kyverno
+					// reads it from the generated object's labels), and a generateExisting request would name the
+					// same VirtualIngress by name and UID.
+					id := trigger["uid"]
+					if id == nil || id == "" {
+						id = trigger["name"]
+					}
+					made[fmt.Sprint(trigger["kind"])] = append(made[fmt.Sprint(trigger["kind"])],
+						fmt.Sprintf("%s/%v/%v/%v", policy, trigger["kind"], trigger["namespace"], id))
 				}
 			default:
 				return made
