@@ -57,7 +57,7 @@ type floorResult struct {
 	// Usage is what the control plane spent from the first create until Kyverno was done.
 	Usage *usage `json:"usage,omitempty"`
 	Error string `json:"error,omitempty"`
-	// Restart is the floor of the restart rows (see floorRestart), measured after the rest when the bench's restart
+	// Restart is the floor of the restart rows (see restartFloor), measured after the rest when the bench's restart
 	// run is on; RestartError says why it is missing.
 	Restart      *restartResult `json:"backgroundControllerRestart,omitempty"`
 	RestartError string         `json:"backgroundControllerRestartError,omitempty"`
