@@ -368,8 +368,9 @@ func (res *restartResult) followed() string {
 		res.Within5s, restartFollowTarget, verdict(res.Within5s == res.Recreated))
 }
 
-// restartRows show, for the background controller's restart and the chart's upgrade, the VirtualIngresses written
-// (target 0) and how long a Service recreated right after took to be followed (target: the same run's recreate p95).
+// restartRows show, with no event before (the baseline), after the background controller's restart and after the
+// chart's upgrade, the VirtualIngresses written (target 0) and how soon the Services recreated at once right after were
+// followed (target: all within restartFollowTarget).
 func restartRows() []row {
 	cell := func(f func(*restarts) string) func(*engineResults) string {
 		return func(r *engineResults) string {
