@@ -38,6 +38,9 @@ func New(kubeconfig, chartDir, name, namespace string) (*Release, error) {
 func ForChart(kubeconfig string, ch *chart.Chart, name, namespace string) (*Release, error) {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
+	// Beside the kubeconfig, in the cluster's own directory: Helm's discovery cache would otherwise go to ~/.kube/cache.
+	cacheDir := filepath.Join(filepath.Dir(kubeconfig), "kube-cache")
+	flags.CacheDir = &cacheDir
 	flags.Namespace = &namespace
 	cfg := new(action.Configuration)
 	// Helm's debug log (one line per object it creates) is noise here; errors come back as values.

@@ -3,6 +3,7 @@ package virtualingress
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -13,7 +14,8 @@ import (
 
 // StartStatusController runs the chart's status controller in this process with cfg's identity (give it the chart's
 // ServiceAccount, so that it works with the chart's RBAC and under its admission policies), reading UpdateRequests
-// in kyvernoNamespace. The returned function stops it and reports how it ended.
+// in kyvernoNamespace, and returns once its caches have synced. The returned function stops it and reports how it
+// ended.
 func StartStatusController(cfg *rest.Config, kyvernoNamespace string, opts controller.Options) (stop func() error, err error) {
 	// Several managers in one process (an e2e upgrade restarts it) would otherwise clash on controller names.
 	opts.SkipNameValidation = true
@@ -29,11 +31,44 @@ func StartStatusController(cfg *rest.Config, kyvernoNamespace string, opts contr
 	if err := controller.Setup(mgr, opts); err != nil {
 		return nil, fmt.Errorf("status controller: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// It returns once the manager's caches have synced, so that a scenario starts with the controller at work, and
+	// because controller-runtime's manager never returns if it is stopped before then: its start loop keeps selecting
+	// on the cancelled context, a core at 100% (v0.24 and v0.25). A runnable of the group the manager starts after its
+	// caches tells when.
+	started := make(startSignal)
+	if err := mgr.Add(started); err != nil {
+		return nil, fmt.Errorf("status controller: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background()) //nolint:govet // left uncancelled on purpose, see below
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	select {
+	case <-started:
+	case err := <-done:
+		cancel()
+		return nil, fmt.Errorf("status controller ended as it started: %w", err)
+	case <-time.After(cacheSyncWait):
+		//nolint:govet // cancelling would never end (above): the manager is left running
+		return nil, fmt.Errorf("status controller: its caches did not sync within %s (its log says what it may not "+
+			"list); it is left running, since stopping it now would never end", cacheSyncWait)
+	}
 	return func() error {
 		cancel()
 		return <-done
 	}, nil
 }
+
+// cacheSyncWait bounds how long starting waits for the manager's caches to sync.
+const cacheSyncWait = time.Minute
+
+// startSignal is closed when the manager starts the runnables that do not need leader election, which it does once
+// its caches have synced.
+type startSignal chan struct{}
+
+func (s startSignal) Start(ctx context.Context) error {
+	close(s)
+	<-ctx.Done()
+	return nil
+}
+
+func (s startSignal) NeedLeaderElection() bool { return false }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -28,32 +29,36 @@ const (
 var statusControllerTimings = controller.Options{Grace: 2 * time.Second, RepairAfter: 5 * time.Second, MaxRepairBackoff: 20 * time.Second}
 
 // startStatusController runs the status controller in this process, as the chart's Deployment would: authenticated
-// as the chart's ServiceAccount (so with the chart's RBAC and under its admission policies), with the flags the chart
-// derives from values. It replaces the one started before (an upgrade changes its flags; an uninstall deletes its
-// ServiceAccount).
-func startStatusController(t *testing.T, values map[string]any) {
+// as the chart's ServiceAccount (so with the chart's RBAC and under its admission policies), with the flags of the
+// Deployment the chart installed. It replaces the one started before (an upgrade changes its flags; an uninstall
+// deletes its ServiceAccount).
+func startStatusController(t *testing.T) {
 	t.Helper()
 	stopStatusController()
 	setControllerLogger(t)
-	cfg, err := env.cluster.ServiceAccountConfig(context.Background(), releaseNamespace, controllerServiceAccount)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The Deployment Helm installed, not an offline render: its flags (--routes above all) follow what Helm found in
+	// the cluster, and so match the RBAC it rendered with them.
+	cc, err := virtualingress.InstalledController(ctx, env.dyn, releaseNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := virtualingress.ChartControllerOptions(values)
+	cfg, err := env.cluster.ServiceAccountConfig(ctx, cc.Namespace, cc.ServiceAccount)
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts := cc.Options
 	opts.Grace, opts.RepairAfter, opts.MaxRepairBackoff = statusControllerTimings.Grace, statusControllerTimings.RepairAfter,
 		statusControllerTimings.MaxRepairBackoff
-	// As the chart's --routes: the route policies are rendered for these engines (Gateway API's CRDs are installed).
-	opts.Routes = routesEngines[stringValue(values, env.engine, "policy", "engine")]
 	stop, err := virtualingress.StartStatusController(cfg, "kyverno", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env.stopController = func() {
+		// Not t.Logf: a later test may stop the controller this one started.
 		if err := stop(); err != nil {
-			t.Logf("status controller: %v", err)
+			fmt.Fprintf(os.Stderr, "status controller: %v\n", err)
 		}
 	}
 }
@@ -63,22 +68,6 @@ func stopStatusController() {
 		env.stopController()
 		env.stopController = nil
 	}
-}
-
-// stringValue reads a nested chart value, or def when it is not given.
-func stringValue(values map[string]any, def string, path ...string) string {
-	var cur any = values
-	for _, key := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return def
-		}
-		cur = m[key]
-	}
-	if s, ok := cur.(string); ok {
-		return s
-	}
-	return def
 }
 
 var loggerOnce sync.Once

@@ -25,7 +25,7 @@ func install(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 	env.helm = release
-	startStatusController(t, nil)
+	startStatusController(t)
 	waitAdmissionPoliciesEnforced(t)
 	t.Logf("chart installed with policy.engine=%s, policies ready in %s", engine, time.Since(start).Round(time.Millisecond))
 }

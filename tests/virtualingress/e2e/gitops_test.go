@@ -194,7 +194,7 @@ func testAppliedTogether(t *testing.T) {
 	statusControllerTimings.RepairAfter = gitopsRepairAfter
 	t.Cleanup(func() {
 		statusControllerTimings = timings
-		startStatusController(t, nil)
+		startStatusController(t)
 	})
 	// The clusterPolicy engine runs only with the controller: without it, 1 of 6 pairs is now and then never
 	// generated (an existing Service relabelled, a source applied before its Service; in about one run in three),
@@ -205,7 +205,7 @@ func testAppliedTogether(t *testing.T) {
 	}
 	for _, controller := range modes {
 		if controller {
-			startStatusController(t, nil)
+			startStatusController(t)
 		}
 		for _, k := range kinds {
 			for _, c := range gitopsCases {

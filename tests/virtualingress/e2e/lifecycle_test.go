@@ -270,7 +270,7 @@ func upgrade(t *testing.T, values map[string]any) {
 	if err := env.cluster.WaitPoliciesReady(ctx, policyengine.PolicySelector); err != nil {
 		t.Fatal(err)
 	}
-	startStatusController(t, values)
+	startStatusController(t)
 }
 
 // generatedIngressUIDs maps namespace/name to UID for every Ingress the policies generated, cluster-wide.

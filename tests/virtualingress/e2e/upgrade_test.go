@@ -56,7 +56,7 @@ func TestUpgradeFromPreviousChart(t *testing.T) {
 	if err := env.cluster.WaitPoliciesReady(ctx, policyengine.PolicySelector); err != nil {
 		t.Fatal(err)
 	}
-	startStatusController(t, nil)
+	startStatusController(t)
 	waitAdmissionPoliciesEnforced(t)
 	ns := newNamespace(t, "e2e-chart-upgrade")
 	resolvedCoder(t, ns)
@@ -82,7 +82,7 @@ func TestUpgradeFromPreviousChart(t *testing.T) {
 	if err := env.cluster.WaitPoliciesReady(ctx, policyengine.PolicySelector); err != nil {
 		t.Fatal(err)
 	}
-	startStatusController(t, nil)
+	startStatusController(t)
 
 	for _, name := range chartCRDs {
 		crd := getCRD(ctx, t, name)
