@@ -21,7 +21,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Func("excluded-annotations", "the chart's generatedIngress.excludedAnnotations (comma-separated)",
 		flagvalue.CommaList(&o.ExcludedAnnotations))
 	fs.StringVar(&o.OnMultipleMatches, "on-multiple-matches", OnMultipleMatchesError, "the chart's serviceDiscovery.onMultipleMatches: error or oldest")
-	fs.DurationVar(&o.Grace, "grace", 5*time.Second, "how long a missing or outdated Ingress goes unreported while Kyverno generates it")
+	fs.DurationVar(&o.Grace, "grace", 5*time.Second, "how long a missing or outdated Ingress goes unreported while Kyverno generates it; a resolved VirtualIngress still missing its first Ingress, with nothing pending in Kyverno, is written again then")
 	fs.DurationVar(&o.PendingGrace, "pending-grace", 5*time.Minute, "how long a VirtualIngress with no Ready condition yet goes unreported while Kyverno holds a request to generate its Ingress")
 	fs.DurationVar(&o.RepairAfter, "repair-after", 30*time.Second, "how long a divergence lasts, with nothing pending in Kyverno, before the VirtualIngress is written again")
 	fs.DurationVar(&o.LagRepairAfter, "lag-repair-after", time.Second, "how long a resolution behind the Services, toward a Service that appeared, lasts with nothing pending in Kyverno before the VirtualIngress is written again")

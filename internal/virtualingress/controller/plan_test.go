@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -126,7 +127,7 @@ func TestPlanRepairsALaggingResolutionAfterLagRepairAfter(t *testing.T) {
 	missing := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true}
 	r.forget(viUID)
 	if _, repair, _ := r.plan(viUID, missing, false, false, false, start.Add(2*time.Second)); repair {
-		t.Fatal("a missing Ingress repaired at once; only a lagging resolution is")
+		t.Fatal("a missing Ingress that is not awaited first repaired at once")
 	}
 	// A Service that went away (every one of a namespace being deleted) waits for RepairAfter.
 	gone := verdict{status: "False", reason: ReasonResolutionOutOfDate, transient: true, repairable: true}
@@ -147,5 +148,67 @@ func TestDecideLagUrgentOnlyTowardAService(t *testing.T) {
 		if v.reason != ReasonResolutionOutOfDate || v.urgent != found {
 			t.Errorf("lagFound=%v: verdict %+v, want ResolutionOutOfDate with urgent=%v", found, v, found)
 		}
+	}
+}
+
+// decide marks a missing Ingress as a first one only while the source waits for its first: a generation Kyverno
+// lost, not an Ingress that went away after it was reported on (a namespace being deleted takes them all).
+func TestDecideMissingFirstOnlyBeforeAnyReportOnIt(t *testing.T) {
+	withReady := func(status metav1.ConditionStatus, reason string) *view {
+		v := resolvedView("True", "Resolved")
+		if reason != "" {
+			v.conditions = append(v.conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason})
+		}
+		return v
+	}
+	cases := []struct {
+		name  string
+		vi    *view
+		first bool
+	}{
+		{"never reported on", withReady("", ""), true},
+		{"reported unresolved before its Service", withReady("False", ReasonUnresolved), true},
+		{"reported up to date before", withReady("True", ReasonUpToDate), false},
+		{"reported missing before this controller started", withReady("False", ReasonMissing), false},
+		{"reported stale (its Service went away)", withReady("False", "Stale"), false},
+	}
+	for _, c := range cases {
+		v := decide(inputs{kind: virtualIngressKind, vi: c.vi, uid: viUID})
+		if v.reason != ReasonMissing || v.first != c.first || v.urgent {
+			t.Errorf("%s: verdict %s first=%v urgent=%v, want %s first=%v, not urgent", c.name, v.reason, v.first, v.urgent,
+				ReasonMissing, c.first)
+		}
+	}
+}
+
+// A missing first Ingress is repaired with its report, once the grace is over, and the divergence stays a first
+// one after that report (which changes the Ready condition the verdict reads).
+func TestPlanRepairsAMissingFirstIngressWithItsReport(t *testing.T) {
+	opts := Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second, LagRepairAfter: time.Second}
+	if err := opts.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	first := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true, first: true}
+	reported := first
+	reported.first = false
+	start := time.Unix(0, 0)
+	if report, repair, wait := r.plan(viUID, first, false, false, false, start); report || repair || wait != 5*time.Second {
+		t.Fatalf("at 0: report=%v repair=%v wait=%s, want a silent wait of the grace", report, repair, wait)
+	}
+	if _, repair, _ := r.plan(viUID, first, false, false, false, start.Add(2*time.Second)); repair {
+		t.Fatal("repaired after LagRepairAfter, before the grace: Kyverno may not have made its request yet")
+	}
+	if report, repair, _ := r.plan(viUID, first, false, false, false, start.Add(5*time.Second)); !report || !repair {
+		t.Fatalf("after the grace: report=%v repair=%v, want both in one write", report, repair)
+	}
+	// Reported and repaired; the next repair follows the usual back-off even though the verdict no longer says first.
+	if _, repair, _ := r.plan(viUID, reported, false, false, false, start.Add(6*time.Second)); repair {
+		t.Fatal("repaired again before the back-off ran out")
+	}
+	r.forget(viUID)
+	r.plan(viUID, first, false, false, false, start)
+	if _, repair, _ := r.plan(viUID, reported, false, false, false, start.Add(5*time.Second)); !repair {
+		t.Fatal("no repair after the grace once the missing first Ingress was reported")
 	}
 }

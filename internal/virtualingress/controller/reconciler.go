@@ -36,10 +36,13 @@ type Reconciler struct {
 }
 
 type divergence struct {
-	reason     string
-	since      time.Time
-	lastRepair time.Time
-	repairs    int
+	reason string
+	// urgent and first: some verdict of this divergence was (a first Ingress stays awaited once its absence is
+	// reported, which changes the Ready condition the verdict reads).
+	urgent, first bool
+	since         time.Time
+	lastRepair    time.Time
+	repairs       int
 }
 
 // Reconcile computes the Ready verdict of one VirtualIngress and writes it when it changed. A divergence the normal
@@ -208,17 +211,22 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, 
 		}
 		r.tracked[uid] = d
 	}
+	d.urgent = d.urgent || v.urgent
+	d.first = d.first || v.first
 	lasted := now.Sub(d.since)
 	grace := r.opts.Grace
 	if queued {
 		grace = max(grace, r.opts.PendingGrace)
 	}
 	report = !v.transient || lasted >= grace
-	first := r.opts.RepairAfter
-	if v.urgent {
-		first = r.opts.LagRepairAfter
+	after := r.opts.RepairAfter
+	switch {
+	case d.urgent:
+		after = r.opts.LagRepairAfter
+	case d.first:
+		after = max(r.opts.LagRepairAfter, r.opts.Grace)
 	}
-	next := d.since.Add(first)
+	next := d.since.Add(after)
 	if !d.lastRepair.IsZero() {
 		next = d.lastRepair.Add(r.backoff(d.repairs))
 	}

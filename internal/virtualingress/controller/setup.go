@@ -37,7 +37,8 @@ type Options struct {
 	ExcludedAnnotations []string
 	// OnMultipleMatches is the chart's serviceDiscovery.onMultipleMatches (error or oldest). Default error.
 	OnMultipleMatches string
-	// Grace is how long a missing or outdated Ingress (Kyverno still generating) goes unreported. Default 5 s.
+	// Grace is how long a missing or outdated Ingress (Kyverno still generating) goes unreported; a resolved source's
+	// missing first Ingress, with no request pending in Kyverno, is repaired then too (verdict.first). Default 5 s.
 	Grace time.Duration
 	// PendingGrace is how long a VirtualIngress with no Ready condition yet goes unreported while Kyverno still
 	// holds a request to generate its Ingress. Default 5 min.
@@ -50,7 +51,7 @@ type Options struct {
 	// see verdict.urgent): Kyverno follows a Service event within a second, so a lag that outlasts this
 	// is an event Kyverno never got or cannot follow (a Service created with generateName reaches the generatingPolicy
 	// engine without a name), or one whose VirtualIngress and Service were applied together and missed each other.
-	// Default 1 s.
+	// Default 1 s. (A resolved source's missing first Ingress is repaired with its report, after Grace: verdict.first.)
 	LagRepairAfter time.Duration
 	// MaxRepairBackoff caps the wait between repairs. Default 10 min.
 	MaxRepairBackoff time.Duration

@@ -68,6 +68,12 @@ type verdict struct {
 	// went away leaves the Ingress as it was, and whole namespaces of them go at once when a namespace is deleted:
 	// repairing each of its sources within a second would only queue writes in front of real work.
 	urgent bool
+	// first: the source waits for its first generated object, which Kyverno resolved but has not generated. Its
+	// repair comes with its report, after Options.Grace, rather than after RepairAfter: the write is made then anyway,
+	// and the grace covers the steps before Kyverno's generate request exists (under the clusterPolicy engine a
+	// background mutate request resolves the source first). An object that went away after it was reported on waits
+	// for RepairAfter, as a namespace being deleted takes them all.
+	first bool
 }
 
 // decide computes the Ready condition: True only when the generated object exists, is controlled by the source,
@@ -96,7 +102,7 @@ func decide(in inputs) verdict {
 				message: fmt.Sprintf("%s could not be created: %s", name, in.failure)}
 		}
 		return verdict{status: metav1.ConditionFalse, reason: k.reason("Missing"), transient: true, repairable: true,
-			message: name + " does not exist"}
+			first: awaitingFirst(in.vi), message: name + " does not exist"}
 	}
 	if g.controllerKind != k.gvk.Kind || g.controllerUID != in.uid {
 		return verdict{status: metav1.ConditionFalse, reason: k.reason("NameTaken"),
@@ -131,6 +137,14 @@ func decide(in inputs) verdict {
 	}
 	return verdict{status: metav1.ConditionTrue, reason: k.reason("UpToDate"),
 		message: fmt.Sprintf("%s holds status.%s.spec", name, k.statusField)}
+}
+
+// awaitingFirst tells whether the source was never reported on with its generated object: no Ready condition yet, or
+// the Unresolved one of a source that had no Service. Its object missing, with nothing pending in Kyverno, is then a
+// generation Kyverno lost, not an object that went away.
+func awaitingFirst(vi *view) bool {
+	ready := vi.condition(ConditionReady)
+	return ready == nil || ready.Reason == ReasonUnresolved
 }
 
 // gatewayVerdict judges a route by every parent it names: not ok when a Gateway refused it, while a parent's

@@ -198,7 +198,8 @@ func testAppliedTogether(t *testing.T) {
 	})
 	// The clusterPolicy engine runs only with the controller: without it, 1 of 6 pairs is now and then never
 	// generated (an existing Service relabelled, a source applied before its Service; in about one run in three),
-	// a lost Service event whose cause is not found yet. The controller's repair after LagRepairAfter covers it.
+	// a lost Service event or generation whose cause is not found yet. The controller's repairs cover both: a lagging
+	// resolution after LagRepairAfter, a missing first Ingress after the grace.
 	modes := []bool{false, true}
 	if env.engine == policyengine.ClusterPolicy {
 		modes = []bool{true}

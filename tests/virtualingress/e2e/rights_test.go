@@ -176,17 +176,20 @@ func testWriteRights(t *testing.T) {
 	snippet.SetAnnotations(map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "location /admin { allow all; }"})
 	wantForbidden(t, "alice creating a VirtualIngress with a server snippet", alice.createVirtualIngress(snippet),
 		"annotation nginx.ingress.kubernetes.io/server-snippet is not allowed on a VirtualIngress")
-	// The status controller writes Ready once the Ingress is there; read after that, so the update below is not
-	// refused as a conflict before admission sees it.
+	// The status controller and Kyverno write the VirtualIngress's status meanwhile: an update refused as a conflict,
+	// before admission saw it, is read again and retried, as kubectl edit would be.
 	waitReady(t, ns, "coder", "True", "IngressUpToDate")
-	coder, err := alice.dyn.Resource(virtualIngressGVR).Namespace(ns).Get(ctx, "coder", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	annotations = coder.GetAnnotations()
-	annotations["nginx.ingress.kubernetes.io/configuration-snippet"] = "more_set_headers \"X: y\";"
-	coder.SetAnnotations(annotations)
-	_, err = alice.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(ctx, coder, metav1.UpdateOptions{})
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		coder, err := alice.dyn.Resource(virtualIngressGVR).Namespace(ns).Get(ctx, "coder", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		annotations := coder.GetAnnotations()
+		annotations["nginx.ingress.kubernetes.io/configuration-snippet"] = "more_set_headers \"X: y\";"
+		coder.SetAnnotations(annotations)
+		_, err = alice.dyn.Resource(virtualIngressGVR).Namespace(ns).Update(ctx, coder, metav1.UpdateOptions{})
+		return err
+	})
 	wantForbidden(t, "alice adding a configuration snippet", err,
 		"annotation nginx.ingress.kubernetes.io/configuration-snippet is not allowed on a VirtualIngress")
 }
