@@ -70,7 +70,7 @@ TEST_TARGETS += $(if $(IS_ROOT),e2e-node)
 
 # The Debian packages tests run for real, as PACKAGE=PROBE (a command, or a path glob that exists once it is
 # installed): HAProxy for the apps-ingress proxy, PostgreSQL's server for ssvirt-api's store
-# (internal/testkit/pgserver).
+# (tests/ssvirt/pgserver).
 DEBIAN_PACKAGES := haproxy=haproxy postgresql=pg_ctl
 # A node (the node tier, `devcluster up --with-node`) also runs containerd, runc, the CNI plugins, conntrack, iptables
 # and tini (the first process of the node's PID namespace), and the node tier makes images of busybox-static

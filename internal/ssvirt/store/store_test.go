@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/pgserver"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
 )
 
 // pg is one PostgreSQL server for the whole package; each test gets its own database on it.

@@ -1,5 +1,5 @@
 // Command bench measures ssvirt-api end to end on a local control plane (internal/testkit/devcluster), the same
-// workload on SQLite and then on PostgreSQL (internal/testkit/pgserver), a row each: the real binary runs out of
+// workload on SQLite and then on PostgreSQL (tests/ssvirt/pgserver), a row each: the real binary runs out of
 // process, so its memory is its own. It reports VDC creates per second
 // (each one a namespace, quota and policy before the answer), catalog item list latency with many Templates
 // in the cache, instantiation latency (the TemplateInstance exists when the answer comes), and the process RSS

@@ -27,9 +27,9 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/pgserver"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
 )
 
 const adminPassword = "bench-admin-password"

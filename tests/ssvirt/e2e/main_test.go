@@ -1,7 +1,7 @@
 //go:build e2e
 
 // Package e2e_test runs ssvirt-api in-process against a real kube-apiserver, etcd and kube-controller-manager
-// (internal/testkit/devcluster) and a real PostgreSQL (internal/testkit/pgserver), authenticated as the
+// (internal/testkit/devcluster) and a real PostgreSQL (tests/ssvirt/pgserver), authenticated as the
 // ServiceAccount of the installed chart, so that the chart's RBAC is proven enough. The template.openshift.io and
 // kubevirt.io CRDs are structural stubs and neither OpenShift's template controller nor KubeVirt runs: the tests
 // play the first by setting TemplateInstance conditions and objects, and the second with fixture.KubeVirt.
@@ -35,9 +35,9 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/pgserver"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
 )
 
 const (

@@ -23,8 +23,8 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/pgserver"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
 )
 
 // The node tier of ssvirt-api (go test -tags node, make e2e-node): the chart installed with `helm install --wait`,

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
+	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/junit"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/policysim"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/results"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/textdiff"

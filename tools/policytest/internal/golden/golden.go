@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/junit"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/results"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/textdiff"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
+	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/junit"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/results"
 )
 

@@ -15,8 +15,8 @@ import (
 	kyvernotest "github.com/kyverno/kyverno/cmd/cli/kubectl-kyverno/commands/test"
 	"github.com/spf13/cobra"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/golden"
+	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/junit"
 	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/results"
 )
 

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/junit"
+	"github.com/virtual-ingress/virtual-ingress/tools/policytest/internal/junit"
 )
 
 // ErrReported marks a failure whose details were already printed; main only sets the exit code for it.
