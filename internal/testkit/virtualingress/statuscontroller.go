@@ -3,12 +3,15 @@ package virtualingress
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/controller"
 )
 
@@ -39,7 +42,7 @@ func StartStatusController(cfg *rest.Config, kyvernoNamespace string, opts contr
 	if err := mgr.Add(started); err != nil {
 		return nil, fmt.Errorf("status controller: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background()) //nolint:govet // left uncancelled on purpose, see below
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	select {
@@ -48,7 +51,13 @@ func StartStatusController(cfg *rest.Config, kyvernoNamespace string, opts contr
 		cancel()
 		return nil, fmt.Errorf("status controller ended as it started: %w", err)
 	case <-time.After(cacheSyncWait):
-		//nolint:govet // cancelling would never end (above): the manager is left running
+		// Left running: its context is released only if it ever ends by itself.
+		go func() {
+			defer cancel()
+			if err := <-done; err != nil {
+				fmt.Fprintf(os.Stderr, "status controller left running: %v\n", err)
+			}
+		}()
 		return nil, fmt.Errorf("status controller: its caches did not sync within %s (its log says what it may not "+
 			"list); it is left running, since stopping it now would never end", cacheSyncWait)
 	}
@@ -72,3 +81,24 @@ func (s startSignal) Start(ctx context.Context) error {
 }
 
 func (s startSignal) NeedLeaderElection() bool { return false }
+
+// StartInstalledStatusController runs the status controller as the release in namespace installed it: as its
+// Deployment's ServiceAccount and with its flags (InstalledController), adjusted by adjust when given (shorter timings
+// in a test).
+func StartInstalledStatusController(ctx context.Context, cluster *devcluster.Cluster, dyn dynamic.Interface, namespace,
+	kyvernoNamespace string, adjust func(*controller.Options),
+) (stop func() error, err error) {
+	cc, err := InstalledController(ctx, dyn, namespace)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := cluster.ServiceAccountConfig(ctx, cc.Namespace, cc.ServiceAccount)
+	if err != nil {
+		return nil, err
+	}
+	opts := cc.Options
+	if adjust != nil {
+		adjust(&opts)
+	}
+	return StartStatusController(cfg, kyvernoNamespace, opts)
+}

@@ -34,11 +34,8 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 )
 
-// The chart's release (helmrelease.ForRepoChart) and the status controller's ServiceAccount in it.
-const (
-	releaseNamespace         = "virtual-ingress"
-	controllerServiceAccount = "virtual-ingress-controller"
-)
+// releaseNamespace is the chart's release namespace (helmrelease.ForRepoChart).
+const releaseNamespace = "virtual-ingress"
 
 type options struct {
 	creates, recreates, gitops, scale, burst int
@@ -258,7 +255,7 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 		return r, err
 	}
 	r.PoliciesReadySeconds = time.Since(start).Seconds()
-	stopController, err := b.startStatusController(ctx, values, o.routes)
+	stopController, err := b.startStatusController(ctx)
 	if err != nil {
 		return r, err
 	}
@@ -306,19 +303,10 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	return r, nil
 }
 
-// startStatusController runs the chart's status controller in this process, as the chart's ServiceAccount and with
-// the arguments the chart gives it for values, so that the figures include what it costs and what it repairs.
-func (b *bench) startStatusController(ctx context.Context, values map[string]any, routes bool) (func() error, error) {
-	cfg, err := b.cluster.ServiceAccountConfig(ctx, releaseNamespace, controllerServiceAccount)
-	if err != nil {
-		return nil, err
-	}
-	opts, err := virtualingress.ChartControllerOptions(values)
-	if err != nil {
-		return nil, err
-	}
-	opts.Routes = routes
-	return virtualingress.StartStatusController(cfg, "kyverno", opts)
+// startStatusController runs the chart's status controller in this process, as the installed Deployment's
+// ServiceAccount and with its flags, so that the figures include what it costs and what it repairs.
+func (b *bench) startStatusController(ctx context.Context) (func() error, error) {
+	return virtualingress.StartInstalledStatusController(ctx, b.cluster, b.dyn, releaseNamespace, "kyverno", nil)
 }
 
 // saveKyvernoLogs copies the logs of Kyverno's controllers (every run of each, appended) into dir.

@@ -40,18 +40,11 @@ func startStatusController(t *testing.T) {
 	defer cancel()
 	// The Deployment Helm installed, not an offline render: its flags (--routes above all) follow what Helm found in
 	// the cluster, and so match the RBAC it rendered with them.
-	cc, err := virtualingress.InstalledController(ctx, env.dyn, releaseNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.cluster.ServiceAccountConfig(ctx, cc.Namespace, cc.ServiceAccount)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := cc.Options
-	opts.Grace, opts.RepairAfter, opts.MaxRepairBackoff = statusControllerTimings.Grace, statusControllerTimings.RepairAfter,
-		statusControllerTimings.MaxRepairBackoff
-	stop, err := virtualingress.StartStatusController(cfg, "kyverno", opts)
+	stop, err := virtualingress.StartInstalledStatusController(ctx, env.cluster, env.dyn, releaseNamespace, "kyverno",
+		func(o *controller.Options) {
+			o.Grace, o.RepairAfter, o.MaxRepairBackoff = statusControllerTimings.Grace, statusControllerTimings.RepairAfter,
+				statusControllerTimings.MaxRepairBackoff
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
