@@ -70,9 +70,9 @@ type verdict struct {
 	urgent bool
 	// first: the source waits for its first generated object, which Kyverno resolved but has not generated. Its
 	// repair comes with its report, after Options.Grace, rather than after RepairAfter: the write is made then anyway,
-	// and the grace covers the steps before Kyverno's generate request exists (under the clusterPolicy engine a
-	// background mutate request resolves the source first). An object that went away after it was reported on waits
-	// for RepairAfter, as a namespace being deleted takes them all.
+	// and the grace covers the time before Kyverno's generate request is seen (more than a second, now and then, under
+	// the clusterPolicy engine in the end-to-end suite). An object that went away after it was reported on waits for
+	// RepairAfter, as a namespace being deleted takes them all.
 	first bool
 }
 
