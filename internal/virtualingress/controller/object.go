@@ -18,7 +18,7 @@ const (
 
 // backend is one entry of status.backends, as the resolve policies write it, with what the spec says at its field:
 // MatchLabels, and for a VirtualHTTPRoute's backendRef PortName, the port name it asks for. Port is the number a
-// backendRef resolved to.
+// backendRef resolved to. Candidates are the matching Services, listed only when there are several.
 type backend struct {
 	Field       string            `json:"field"`
 	MatchLabels map[string]string `json:"-"`
@@ -26,6 +26,7 @@ type backend struct {
 	State       string            `json:"state"`
 	PortName    string            `json:"-"`
 	Port        int32             `json:"port,omitempty"`
+	Candidates  []string          `json:"candidates,omitempty"`
 }
 
 // view is what the controller reads from a VirtualIngress or VirtualHTTPRoute.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,17 +17,19 @@ const (
 
 // resolutionLag compares each backend's status with what the Services of its namespace give now, by the resolve
 // policies' rules (a unique match, or the oldest one under "oldest"; Services being deleted do not count). Kyverno may
-// drop the Service event that should have re-resolved a VirtualIngress; this finds it. It describes the first
-// backend that differs, "" when none does; found says the Services now resolve that backend to a Service its status
-// does not name (one appeared or started matching), rather than to no Service at all.
+// drop the Service event that should have re-resolved a VirtualIngress, and a write resolved from Kyverno's informer
+// of Services may miss one created just before; this finds both. It describes the first backend that differs, "" when
+// none does; found says the Services now hold one its status does not name (one appeared or started matching), rather
+// than fewer.
 func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatches string) (lag string, found bool) {
 	for _, b := range backends {
 		if len(b.MatchLabels) == 0 {
 			// Not in the spec at its field (a status from before the spec changed): the next write re-resolves it.
 			continue
 		}
-		want, port, state := expectedResolution(b, services, onMultipleMatches)
-		if state != b.State || (state == "Resolved" && (want != b.Service || port != b.Port)) {
+		r := expectedResolution(b, services, onMultipleMatches)
+		want, state := r.service, r.state
+		if state != b.State || (state == "Resolved" && (want != b.Service || r.port != b.Port)) {
 			found := state == "Resolved"
 			got := b.State
 			if b.Service != "" {
@@ -37,18 +40,31 @@ func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatc
 			}
 			if b.PortName != "" {
 				got += fmt.Sprintf(" port %d", b.Port)
-				state += fmt.Sprintf(" port %d", port)
+				state += fmt.Sprintf(" port %d", r.port)
 			}
 			return fmt.Sprintf("%s is %s, the Services make it %s", b.Field, got, state), found
+		}
+		if !slices.Equal(r.candidates, b.Candidates) {
+			found := slices.ContainsFunc(r.candidates, func(name string) bool { return !slices.Contains(b.Candidates, name) })
+			return fmt.Sprintf("%s lists candidates %v, the Services make them %v", b.Field, b.Candidates, r.candidates), found
 		}
 	}
 	return "", false
 }
 
+// resolution is what the resolve policies would write for one backend.
+type resolution struct {
+	service string
+	port    int32
+	state   string
+	// candidates are the matching Services by name, only when there are several.
+	candidates []string
+}
+
 // expectedResolution is what the resolve policies would make of a backend now. A backendRef that names its port
 // (VirtualHTTPRoute) resolves only to a Service with a port of that name, and to that port's number; any other
 // backend's port is not resolution's business (port 0 here and in status).
-func expectedResolution(b backend, services []corev1.Service, onMultipleMatches string) (service string, port int32, state string) {
+func expectedResolution(b backend, services []corev1.Service, onMultipleMatches string) resolution {
 	selector := labels.SelectorFromSet(b.MatchLabels)
 	var matches []*corev1.Service
 	for i := range services {
@@ -63,26 +79,33 @@ func expectedResolution(b backend, services []corev1.Service, onMultipleMatches 
 		}
 		return matches[i].Name < matches[j].Name
 	})
+	var candidates []string
+	if len(matches) > 1 {
+		for _, s := range matches {
+			candidates = append(candidates, s.Name)
+		}
+		slices.Sort(candidates)
+	}
 	var chosen *corev1.Service
 	if len(matches) == 1 || (len(matches) > 1 && onMultipleMatches == OnMultipleMatchesOldest) {
 		chosen = matches[0]
 		if b.PortName == "" {
-			return chosen.Name, b.Port, "Resolved"
+			return resolution{chosen.Name, b.Port, "Resolved", candidates}
 		}
 		for _, p := range chosen.Spec.Ports {
 			if p.Name == b.PortName {
-				return chosen.Name, p.Port, "Resolved"
+				return resolution{chosen.Name, p.Port, "Resolved", candidates}
 			}
 		}
 	}
 	switch {
 	case b.Service != "":
-		return b.Service, b.Port, "Stale"
+		return resolution{b.Service, b.Port, "Stale", candidates}
 	case len(matches) == 0:
-		return "", 0, "NoMatch"
+		return resolution{state: "NoMatch"}
 	case chosen == nil:
-		return "", 0, "MultipleMatches"
+		return resolution{state: "MultipleMatches", candidates: candidates}
 	default:
-		return "", 0, "NoPort"
+		return resolution{state: "NoPort", candidates: candidates}
 	}
 }

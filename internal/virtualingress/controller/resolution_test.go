@@ -33,8 +33,13 @@ func TestResolutionLag(t *testing.T) {
 		{"stale and still nothing", backend{State: "Stale", Service: "a"}, nil, "error", false, false},
 		{"a Service being deleted does not count", backend{State: "Stale", Service: "leaving"}, []corev1.Service{deleting}, "error", false, false},
 		{"no match, then one appears", backend{State: "NoMatch"}, []corev1.Service{shop("a", 0)}, "error", true, true},
-		{"several under error", backend{State: "MultipleMatches"}, []corev1.Service{shop("a", 0), shop("b", 0)}, "error", false, false},
-		{"several under oldest picks the oldest", backend{State: "Resolved", Service: "old"}, []corev1.Service{shop("new", 0), shop("old", time.Hour)}, "oldest", false, false},
+		{"several under error", backend{State: "MultipleMatches", Candidates: []string{"a", "b"}}, []corev1.Service{shop("b", 0), shop("a", 0)}, "error", false, false},
+		{"several under oldest picks the oldest", backend{State: "Resolved", Service: "old", Candidates: []string{"new", "old"}}, []corev1.Service{shop("new", 0), shop("old", time.Hour)}, "oldest", false, false},
+		// A write resolved from an informer that had not seen the newer Service yet: the right Service, but not the
+		// whole story.
+		{"the oldest, written before the second Service was seen", backend{State: "Resolved", Service: "old"}, []corev1.Service{shop("new", 0), shop("old", time.Hour)}, "oldest", true, true},
+		{"a third Service under error", backend{State: "MultipleMatches", Candidates: []string{"a", "b"}}, []corev1.Service{shop("a", 0), shop("b", 0), shop("c", 0)}, "error", true, true},
+		{"a candidate gone, still several", backend{State: "Resolved", Service: "old", Candidates: []string{"new", "newer", "old"}}, []corev1.Service{shop("new", 0), shop("old", time.Hour)}, "oldest", true, false},
 		{"oldest ties break on name", backend{State: "Resolved", Service: "b"}, []corev1.Service{shop("b", 0), shop("a", 0)}, "oldest", true, true},
 	}
 	for _, c := range cases {

@@ -168,10 +168,17 @@ func testMultipleMatchesOldest(t *testing.T) {
 	createService(t, ns, "web-aqua", labels)
 	createVirtualIngress(t, virtualIngress(ns, "web", virtualingress.CoderSpec(labels)))
 	waitIngressServices(t, ns, virtualingress.GeneratedName("web"), "web-green")
-	vi := waitReady(t, ns, "web", "True", "IngressUpToDate")
-	if msg := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].Message; !strings.Contains(msg, "oldest of 2") {
-		t.Fatalf("message %q does not say why web-green was chosen", msg)
-	}
+	// The write may be resolved from Kyverno's informer before it saw web-aqua: web-green all the same, but as the only
+	// match. The status controller finds the missing candidate and has the VirtualIngress resolved again.
+	eventually(t, "Ready, and a message saying why web-green was chosen", func() (bool, string, error) {
+		vi, err := env.dyn.Resource(virtualIngressGVR).Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		s, r, _ := virtualingress.Condition(vi, "Ready")
+		msg := virtualingress.Backends(vi)["spec.rules[0].http.paths[0].backend"].Message
+		return s == "True" && r == "IngressUpToDate" && strings.Contains(msg, "oldest of 2"), fmt.Sprintf("%s/%s, %q", s, r, msg), nil
+	})
 }
 
 // testUpgradesAndUninstall changes every value the README calls upgrade-safe, one upgrade at a time. Each upgrade
