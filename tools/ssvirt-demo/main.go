@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,6 +27,8 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 const password = "demo-admin-password"
@@ -69,7 +70,7 @@ func run(ctx context.Context) error {
 	if err := repo.BuildCommand(ctx, "ssvirt-api", bin); err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := localproc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -199,13 +200,4 @@ func waitReady(ctx context.Context, base string) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("ssvirt-api did not become ready")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

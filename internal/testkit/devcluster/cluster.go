@@ -24,6 +24,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 // Component names, as used in log and pid file names and by Logs, StopComponent and StartComponent.
@@ -172,7 +174,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 
-	p, err := freePorts(6)
+	p, err := localproc.FreePorts(6)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/netns"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 // Node components, in start order after the control plane.
@@ -64,7 +66,7 @@ func (c *Cluster) prepareNode(ctx context.Context) error {
 	if err := n.before.save(n.paths.hostBefore); err != nil {
 		return err
 	}
-	p, err := freePorts(5)
+	p, err := localproc.FreePorts(5)
 	if err != nil {
 		return err
 	}

@@ -105,13 +105,3 @@ func (p *Process) WaitTCP(addr string, timeout time.Duration) error {
 	}
 	return errors.New(p.Name + " did not listen on " + addr + " in time:\n" + p.Logs())
 }
-
-// FreePort is a TCP port free on 127.0.0.1 when asked (another process may take it before it is used).
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}

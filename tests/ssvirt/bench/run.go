@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,6 +29,8 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 const adminPassword = "bench-admin-password"
@@ -98,7 +99,7 @@ func run(ctx context.Context, o options) (report, error) {
 // against it, in an organization of its own.
 func (b workbench) measure(ctx context.Context, o options, driver, dsn string) (results, error) {
 	res := results{Database: driver, Templates: o.templates, VDCs: o.vdcs, Concurrency: o.concurrency, CatalogListTarget: 10}
-	port, err := freePort()
+	port, err := localproc.FreePort()
 	if err != nil {
 		return res, err
 	}
@@ -212,15 +213,6 @@ func rssMiB(pid int) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 type client struct {

@@ -5,7 +5,6 @@ package e2e_test
 import (
 	"context"
 	"encoding/base64"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,8 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 // replica is an ssvirt-api process, run from the built binary as the chart runs it, so that it can be killed.
@@ -105,7 +106,7 @@ func mustConvert(t *testing.T, from map[string]any, to any) {
 // start runs a replica and waits until it serves with Kubernetes seen.
 func (rs *replicaSet) start(t *testing.T, name string) *replica {
 	t.Helper()
-	port, err := freePort()
+	port, err := localproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,15 +160,6 @@ func leader(ctx context.Context) string {
 		return ""
 	}
 	return *l.Spec.HolderIdentity
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tailString(s string, n int) string {

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 // Server is a running (or stopped) PostgreSQL server.
@@ -83,7 +85,7 @@ func StartWith(ctx context.Context, o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	if s.port, err = freePort(); err != nil {
+	if s.port, err = localproc.FreePort(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
@@ -204,13 +206,4 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

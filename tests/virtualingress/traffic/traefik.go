@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
@@ -77,7 +78,7 @@ func Start(ctx context.Context, cluster *devcluster.Cluster, dir string, progres
 	c := &Controller{}
 	ports := [2]int{}
 	for i := range ports {
-		if ports[i], err = freePort(devcluster.HostIP); err != nil {
+		if ports[i], err = localproc.FreePortOn(devcluster.HostIP); err != nil {
 			return nil, err
 		}
 	}
@@ -184,14 +185,4 @@ func createRBAC(ctx context.Context, kube kubernetes.Interface) error {
 		return err
 	}
 	return nil
-}
-
-// freePort is a TCP port free on ip when asked.
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

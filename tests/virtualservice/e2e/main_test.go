@@ -8,7 +8,6 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -37,6 +36,8 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/controller"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 const (
@@ -144,10 +145,11 @@ type operator struct {
 }
 
 func startOperator(cfg *rest.Config, cm types.NamespacedName, leaseName string) (*operator, error) {
-	ports, err := freePorts(2)
+	p, err := localproc.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
+	ports := []string{fmt.Sprintf("127.0.0.1:%d", p[0]), fmt.Sprintf("127.0.0.1:%d", p[1])}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:                         controller.ManagerCacheOptions(cm),
 		Metrics:                       metricsserver.Options(ports[0], true),
@@ -191,25 +193,6 @@ func (o *operator) waitReady(ctx context.Context) error {
 		code, _, err := httpGet(o.probeURL + "/readyz")
 		return err == nil && code == http.StatusOK, nil
 	})
-}
-
-func freePorts(n int) ([]string, error) {
-	var addrs []string
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		addrs = append(addrs, l.Addr().String())
-	}
-	return addrs, nil
 }
 
 // conflictInjector is a concurrent writer the test controls: armed for a VirtualService name, it lets the operator
