@@ -96,9 +96,3 @@ func chartDir() (string, error) {
 	root, err := repo.Root()
 	return filepath.Join(root, "charts", "virtual-ingress"), err
 }
-
-// ChartControllerOptions are the status controller's options as the chart configures its Deployment for values.
-func ChartControllerOptions(values map[string]any) (controller.Options, error) {
-	cc, err := RenderChartController(values)
-	return cc.Options, err
-}

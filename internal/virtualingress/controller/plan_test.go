@@ -8,12 +8,23 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func TestPlanWaitsOutTheGraceThenRepairsWithBackoff(t *testing.T) {
-	opts := Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second}
+// defaulted is opts with the defaults the flags would fill in.
+func defaulted(t *testing.T, opts Options) Options {
+	t.Helper()
 	if err := opts.defaults(); err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	return opts
+}
+
+// newPlanReconciler is a Reconciler with nothing tracked yet: all that plan reads.
+func newPlanReconciler(opts Options) *Reconciler {
+	return &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+}
+
+func TestPlanWaitsOutTheGraceThenRepairsWithBackoff(t *testing.T) {
+	opts := defaulted(t, Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second})
+	r := newPlanReconciler(opts)
 	missing := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true}
 	start := time.Unix(0, 0)
 	step := func(at time.Duration, pending bool) (bool, bool, time.Duration) {
@@ -44,7 +55,7 @@ func TestPlanWaitsOutTheGraceThenRepairsWithBackoff(t *testing.T) {
 }
 
 func TestPlanReportsLastingVerdictsAtOnce(t *testing.T) {
-	r := &Reconciler{opts: Options{Grace: time.Minute, RepairAfter: time.Minute, MaxRepairBackoff: time.Hour}, tracked: map[types.UID]*divergence{}}
+	r := newPlanReconciler(Options{Grace: time.Minute, RepairAfter: time.Minute, MaxRepairBackoff: time.Hour})
 	taken := verdict{status: "False", reason: ReasonNameTaken}
 	if report, repair, _ := r.plan(viUID, taken, false, false, false, time.Unix(0, 0)); !report || repair {
 		t.Fatalf("name taken: report=%v repair=%v, want an immediate report and no repair", report, repair)
@@ -52,11 +63,8 @@ func TestPlanReportsLastingVerdictsAtOnce(t *testing.T) {
 }
 
 func TestPlanHoldsRepairsWhileKyvernosQueueIsFull(t *testing.T) {
-	opts := Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second}
-	if err := opts.defaults(); err != nil {
-		t.Fatal(err)
-	}
-	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	opts := defaulted(t, Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second})
+	r := newPlanReconciler(opts)
 	outdated := verdict{status: "False", reason: ReasonOutOfDate, transient: true, repairable: true}
 	start := time.Unix(0, 0)
 	r.plan(viUID, outdated, false, false, false, start)
@@ -73,13 +81,10 @@ func TestPlanHoldsRepairsWhileKyvernosQueueIsFull(t *testing.T) {
 }
 
 func TestPlanWaitsForKyvernoBeforeTheFirstReport(t *testing.T) {
-	opts := Options{Grace: 5 * time.Second, PendingGrace: time.Minute}
-	if err := opts.defaults(); err != nil {
-		t.Fatal(err)
-	}
+	opts := defaulted(t, Options{Grace: 5 * time.Second, PendingGrace: time.Minute})
 	missing := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true}
 	start := time.Unix(0, 0)
-	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	r := newPlanReconciler(opts)
 	r.plan(viUID, missing, true, true, false, start)
 	if report, _, wait := r.plan(viUID, missing, true, true, false, start.Add(6*time.Second)); report || wait != 54*time.Second {
 		t.Fatalf("queued, past the grace: report=%v wait=%s, want a silent wait until PendingGrace", report, wait)
@@ -88,13 +93,13 @@ func TestPlanWaitsForKyvernoBeforeTheFirstReport(t *testing.T) {
 		t.Fatal("queued past PendingGrace: no report")
 	}
 	// Kyverno done with it (or dropped it) and the Ingress still missing: the usual grace, from the first sighting.
-	r = &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	r = newPlanReconciler(opts)
 	r.plan(viUID, missing, true, true, false, start)
 	if report, _, _ := r.plan(viUID, missing, false, false, false, start.Add(6*time.Second)); !report {
 		t.Fatal("nothing pending any more, past the grace: no report")
 	}
 	// Reported before (a spec change of a Ready VirtualIngress): pending no longer holds the report back.
-	r = &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	r = newPlanReconciler(opts)
 	r.plan(viUID, missing, true, false, false, start)
 	if report, repair, _ := r.plan(viUID, missing, true, false, false, start.Add(6*time.Second)); !report || repair {
 		t.Fatalf("reported before, pending: report=%v repair=%v, want a report after the grace and no repair", report, repair)
@@ -107,11 +112,8 @@ func TestPlanWaitsForKyvernoBeforeTheFirstReport(t *testing.T) {
 }
 
 func TestPlanRepairsALaggingResolutionAfterLagRepairAfter(t *testing.T) {
-	opts := Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second, LagRepairAfter: time.Second}
-	if err := opts.defaults(); err != nil {
-		t.Fatal(err)
-	}
-	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	opts := defaulted(t, Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second, LagRepairAfter: time.Second})
+	r := newPlanReconciler(opts)
 	lag := verdict{status: "False", reason: ReasonResolutionOutOfDate, transient: true, repairable: true, urgent: true}
 	start := time.Unix(0, 0)
 	if report, repair, wait := r.plan(viUID, lag, false, false, false, start); report || repair || wait != time.Second {
@@ -184,11 +186,8 @@ func TestDecideMissingFirstOnlyBeforeAnyReportOnIt(t *testing.T) {
 // A missing first Ingress is repaired with its report, once the grace is over, and the divergence stays a first
 // one after that report (which changes the Ready condition the verdict reads).
 func TestPlanRepairsAMissingFirstIngressWithItsReport(t *testing.T) {
-	opts := Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second, LagRepairAfter: time.Second}
-	if err := opts.defaults(); err != nil {
-		t.Fatal(err)
-	}
-	r := &Reconciler{opts: opts, tracked: map[types.UID]*divergence{}}
+	opts := defaulted(t, Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second, LagRepairAfter: time.Second})
+	r := newPlanReconciler(opts)
 	first := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true, first: true}
 	reported := first
 	reported.first = false
