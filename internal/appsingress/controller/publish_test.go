@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes/routestest"
 )
 
 // Two reconciles publish one after the other while the cache still shows neither object's new status: the second
@@ -82,7 +83,7 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 			if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ops", Name: routes.ShardName("proxy", i)}, cm); err != nil {
 				t.Fatal(err)
 			}
-			all.WriteString(routes.Dump(cm.Data))
+			all.WriteString(routestest.Dump(cm.Data))
 		}
 		return all.String()
 	}

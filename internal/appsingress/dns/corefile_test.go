@@ -8,29 +8,30 @@ import (
 	"testing"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes/routestest"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/renderfile"
 )
 
 var opts = Options{Port: 5353, ProxyIPs: []netip.Addr{netip.MustParseAddr("172.30.0.10")}, Upstreams: []string{"/etc/resolv.conf"}, HealthAddr: ":8080", ReadyAddr: ":8181"}
 
 func TestRenderGolden(t *testing.T) {
-	files := Render(opts, routes.Examples()).All()
-	renderfile.Golden(t, "two-clusters", routes.Dump(files))
+	files := Render(opts, routestest.Examples()).All()
+	renderfile.Golden(t, "two-clusters", routestest.Dump(files))
 	if len(files) != 4 {
 		t.Fatalf("want the Corefile, one shard's blocks and answers, and prod's VLAN zone (dev has no vlanCIDRs), got %v", slices.Sorted(maps.Keys(files)))
 	}
-	renderfile.Golden(t, "empty", routes.Dump(Render(Options{}, nil).All()))
+	renderfile.Golden(t, "empty", routestest.Dump(Render(Options{}, nil).All()))
 }
 
 // corefile is everything the rendered Corefile imports, with it: the configuration CoreDNS parses.
 func corefile(o Options, cs []routes.Cluster) string {
 	files := Render(o, cs).All()
 	maps.DeleteFunc(files, func(name string, _ string) bool { return strings.HasSuffix(name, ".zone") })
-	return routes.Dump(files)
+	return routestest.Dump(files)
 }
 
 func TestRenderIsIndependentOfOrder(t *testing.T) {
-	cs := routes.Examples()
+	cs := routestest.Examples()
 	reversed := []routes.Cluster{cs[1], cs[0]}
 	if !maps.Equal(Render(opts, cs).All(), Render(opts, reversed).All()) {
 		t.Fatal("the render depends on the order of the clusters")
@@ -43,7 +44,7 @@ func TestClustersAreSplitAcrossShards(t *testing.T) {
 	o := opts
 	o.Shards = 8
 	o.VLANPort, o.VLANBind = 53, []string{"10.10.0.53"}
-	fleet := routes.Fleet(2000)
+	fleet := routestest.Fleet(2000)
 	files := Render(o, fleet)
 	if !maps.Equal(files.Main, Render(o, nil).Main) || len(files.Main) != 1 {
 		t.Fatalf("the main files depend on the clusters: %v", slices.Sorted(maps.Keys(files.Main)))
@@ -78,7 +79,7 @@ func TestClustersAreSplitAcrossShards(t *testing.T) {
 }
 
 func TestVLANViewOnlyWithCIDRsAndDefaultViewLast(t *testing.T) {
-	out := corefile(opts, routes.Examples())
+	out := corefile(opts, routestest.Examples())
 	if strings.Count(out, "view vlan-clusters") != 1 || strings.Count(out, "view vlan-api-") != 1 {
 		t.Fatalf("want exactly one apps view and one api view (dev has no vlanCIDRs):\n%s", out)
 	}
@@ -93,7 +94,7 @@ func TestVLANViewOnlyWithCIDRsAndDefaultViewLast(t *testing.T) {
 }
 
 func TestClustersWithoutExternalIPGetNoRecords(t *testing.T) {
-	cs := routes.Examples()
+	cs := routestest.Examples()
 	cs[1].ExternalIPs = nil
 	if out := corefile(opts, cs); strings.Contains(out, "dev.lab.example.org") {
 		t.Fatalf("a cluster without external IP has records:\n%s", out)
@@ -103,11 +104,11 @@ func TestClustersWithoutExternalIPGetNoRecords(t *testing.T) {
 // The API does not wait for the apps Service: a cluster whose Service has no address yet has its api name answered
 // in both views, and no apps records.
 func TestAPINameIsPublishedWithoutExternalIP(t *testing.T) {
-	cs := routes.Examples()
+	cs := routestest.Examples()
 	cs[0].ExternalIPs = nil
 	cs[0].APIEndpoint = "198.51.100.7:6443"
 	out := corefile(opts, cs)
-	if strings.Contains(out, "apps.prod.example.com") || strings.Contains(routes.Dump(Render(opts, cs).All()), ".zone <==") {
+	if strings.Contains(out, "apps.prod.example.com") || strings.Contains(routestest.Dump(Render(opts, cs).All()), ".zone <==") {
 		t.Fatalf("apps records or a zone file without an external IP:\n%s", out)
 	}
 	if !strings.Contains(out, `answer "{{ .Name }} 30 IN A 172.30.0.10"`) {
@@ -127,7 +128,7 @@ func TestVLANViewOfTheAPIName(t *testing.T) {
 		"api.prod.example.com:6443":  "    forward . /etc/resolv.conf\n}\n",
 		"API.prod.example.com.:6443": "    forward . /etc/resolv.conf\n}\n",
 	} {
-		cs := routes.Examples()
+		cs := routestest.Examples()
 		cs[0].APIEndpoint = endpoint
 		out := corefile(opts, cs)
 		block := out[strings.Index(out, "api.prod.example.com.:5353 {"):]
@@ -154,8 +155,8 @@ func TestWildcardRegexMatchesNamesBelowTheDomainOnly(t *testing.T) {
 }
 
 func TestIPChangeRewritesOnlyTheZoneWithANewSerial(t *testing.T) {
-	before := Render(opts, routes.Examples()).All()
-	cs := routes.Examples()
+	before := Render(opts, routestest.Examples()).All()
+	cs := routestest.Examples()
 	cs[0].ExternalIPs = []netip.Addr{netip.MustParseAddr("192.0.2.99")}
 	after := Render(opts, cs).All()
 	const key = "vlan-clusters_prod.zone"
@@ -179,7 +180,7 @@ func TestZoneFilesAreNamedInTheCorefileUnderZoneDir(t *testing.T) {
 	o := opts
 	o.ZoneDir = "/config"
 	o.ZoneReloadInterval = "250ms"
-	out := corefile(o, routes.Examples())
+	out := corefile(o, routestest.Examples())
 	if !strings.Contains(out, "file /config/vlan-clusters_prod.zone apps.prod.example.com. {\n        reload 250ms\n    }") {
 		t.Fatalf("the VLAN view does not serve its zone file:\n%s", out)
 	}
@@ -201,7 +202,7 @@ func serial(t *testing.T, zone string) string {
 func TestVLANListenerRepeatsEveryBlockOnItsAddresses(t *testing.T) {
 	o := opts
 	o.VLANPort, o.VLANBind = 53, []string{"10.10.0.53", "vlan100"}
-	out := corefile(o, routes.Examples())
+	out := corefile(o, routestest.Examples())
 	for _, block := range []string{"apps.prod.example.com.", "api.prod.example.com.", "."} {
 		if !strings.Contains(out, "\n"+block+":5353 {\n") || !strings.Contains(out, "\n"+block+":53 {\n    bind 10.10.0.53 vlan100\n") {
 			t.Errorf("block %s is not on both listeners:\n%s", block, out)

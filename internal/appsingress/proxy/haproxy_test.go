@@ -8,21 +8,22 @@ import (
 	"testing"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes/routestest"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/renderfile"
 )
 
 var opts = Options{HTTPPort: 8080, HTTPSPort: 8443, APIPort: 6443}
 
 // all is every rendered file as one text.
-func all(o Options, cs []routes.Cluster) string { return routes.Dump(Render(o, cs).All()) }
+func all(o Options, cs []routes.Cluster) string { return routestest.Dump(Render(o, cs).All()) }
 
 func TestRenderGolden(t *testing.T) {
-	renderfile.Golden(t, "two-clusters", all(opts, routes.Examples()))
+	renderfile.Golden(t, "two-clusters", all(opts, routestest.Examples()))
 	renderfile.Golden(t, "empty", all(Options{}, nil))
 }
 
 func TestRoutesBySNIAndHostToTheExternalIPs(t *testing.T) {
-	out := all(opts, routes.Examples())
+	out := all(opts, routestest.Examples())
 	for _, want := range []string{
 		"use_backend %[req_ssl_sni,lower,map_end(apps-https-0.map)] if { req_ssl_sni,lower,map_end(apps-https-0.map) -m found }",
 		"use_backend %[req.hdr(host),field(1,:),lower,map_end(apps-http-0.map)] if { req.hdr(host),field(1,:),lower,map_end(apps-http-0.map) -m found }",
@@ -63,7 +64,7 @@ func TestHAProxyAcceptsTheRender(t *testing.T) {
 	sharded := o
 	sharded.Shards = 3
 	for name, files := range map[string]routes.Files{
-		"two-clusters": Render(o, routes.Examples()), "empty": Render(o, nil), "three shards": Render(sharded, routes.Fleet(50)),
+		"two-clusters": Render(o, routestest.Examples()), "empty": Render(o, nil), "three shards": Render(sharded, routestest.Fleet(50)),
 	} {
 		dir := t.TempDir()
 		for file, content := range files.All() {
@@ -80,9 +81,9 @@ func TestHAProxyAcceptsTheRender(t *testing.T) {
 // The status frontend serves each file's id, which names its content: the main file's does not depend on the
 // clusters, a shard's changes with its routes (its maps included) and with nothing else.
 func TestConfigIDNamesTheRoutes(t *testing.T) {
-	a, b := Render(opts, routes.Examples()), Render(opts, routes.Examples()[:1])
+	a, b := Render(opts, routestest.Examples()), Render(opts, routestest.Examples()[:1])
 	mainA, shardA, shardB := ConfigID(a.Main[MainKey]), ConfigID(a.Shards[0][ShardFile(0)]), ConfigID(b.Shards[0][ShardFile(0)])
-	if len(shardA) != 16 || shardA == shardB || ConfigID(Render(opts, routes.Examples()).Shards[0][ShardFile(0)]) != shardA {
+	if len(shardA) != 16 || shardA == shardB || ConfigID(Render(opts, routestest.Examples()).Shards[0][ShardFile(0)]) != shardA {
 		t.Fatalf("shard ids %q and %q", shardA, shardB)
 	}
 	if mainA != ConfigID(b.Main[MainKey]) || mainA == shardA {
@@ -103,7 +104,7 @@ func TestConfigIDNamesTheRoutes(t *testing.T) {
 	}
 	// A route that changes a map alone (another backend name for the same suffix cannot happen, but another suffix
 	// for the same backend can: a renamed cluster) changes the id.
-	renamed := routes.Examples()
+	renamed := routestest.Examples()
 	renamed[1].Name = "dev2"
 	if ConfigID(Render(opts, renamed).Shards[0][ShardFile(0)]) == shardA {
 		t.Error("a renamed cluster keeps its shard's id")
@@ -112,7 +113,7 @@ func TestConfigIDNamesTheRoutes(t *testing.T) {
 
 // A client of an API published on port 443 asks the proxy's 443 for it: the apps frontend routes the api name too.
 func TestAPINameIsRoutedOnTheAppsPort(t *testing.T) {
-	out := Render(opts, routes.Examples()).Main[MainKey]
+	out := Render(opts, routestest.Examples()).Main[MainKey]
 	front := out[strings.Index(out, "frontend apps-https"):strings.Index(out, "frontend apps-http\n")]
 	if !strings.Contains(front, "use_backend %[req_ssl_sni,lower,map(api-0.map)]") {
 		t.Fatalf("the apps frontend does not route the api names:\n%s", front)
@@ -122,7 +123,7 @@ func TestAPINameIsRoutedOnTheAppsPort(t *testing.T) {
 // The API's backend is the control plane's Service when there is one, kept resolved through the Pod's resolvers; an
 // address needs none.
 func TestAPIBackendNamesAreResolvedAgain(t *testing.T) {
-	cs := routes.Examples()
+	cs := routestest.Examples()
 	cs[0].APIBackend = "kube-apiserver.clusters-prod.svc.cluster.local:6443"
 	out := all(opts, cs)
 	if !strings.Contains(out, "server api kube-apiserver.clusters-prod.svc.cluster.local:6443 resolvers pod\n") {

@@ -34,7 +34,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
-	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes/routestest"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
@@ -340,7 +340,7 @@ func rendered(t *testing.T, name string) string {
 	if err != nil || !ok {
 		t.Fatalf("reading ConfigMap %s and its shards: %v (all there: %v)", name, err, ok)
 	}
-	return routes.Dump(files)
+	return routestest.Dump(files)
 }
 
 // proxyFiles is the files HAProxy was given, for a failure message.
@@ -349,7 +349,7 @@ func proxyFiles(t *testing.T) string {
 	if err != nil {
 		return err.Error()
 	}
-	return routes.Dump(files)
+	return routestest.Dump(files)
 }
 
 func hostedService(t *testing.T, name string) (*corev1.Service, error) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes/routestest"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
@@ -110,7 +111,7 @@ func TestChartOnNode(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			files, _, err := localenv.ConfigFiles(ctx, node.Kube, nodeChart, nodeChart+"-proxy", 4)
-			t.Logf("HAProxy's ConfigMaps (%v):\n%s", err, routes.Dump(files))
+			t.Logf("HAProxy's ConfigMaps (%v):\n%s", err, routestest.Dump(files))
 		}
 	})
 	nodetier.Eventually(t, 3*time.Minute, "the hosted API server through the chart's HAProxy", func() (bool, string, error) {

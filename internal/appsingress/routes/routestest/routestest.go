@@ -1,4 +1,6 @@
-package routes
+// Package routestest holds clusters and a dump for the tests of the renderers and the operator: test data that the
+// operator binary does not carry.
+package routestest
 
 import (
 	"fmt"
@@ -6,12 +8,14 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 )
 
 // Examples are two clusters (one dual-stack with VLANs and an API endpoint, one IPv4-only without) for the
 // renderers' golden tests and the documentation.
-func Examples() []Cluster {
-	return []Cluster{
+func Examples() []routes.Cluster {
+	return []routes.Cluster{
 		{
 			Key: "clusters/prod", Name: "prod", BaseDomain: "example.com",
 			ExternalIPs: []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::10")},
@@ -38,11 +42,11 @@ func Dump(files map[string]string) string {
 
 // Fleet is n IPv4 clusters, each with a VLAN and an API endpoint, for tests of the renders at scale. Their addresses
 // are in 10.0.0.0/8, which no test sends traffic to.
-func Fleet(n int) []Cluster {
-	out := make([]Cluster, n)
+func Fleet(n int) []routes.Cluster {
+	out := make([]routes.Cluster, n)
 	for i := range out {
 		name := fmt.Sprintf("cluster-%04d", i)
-		out[i] = Cluster{
+		out[i] = routes.Cluster{
 			Key: "clusters-" + name + "/apps", Name: name, BaseDomain: "fleet.example.com",
 			ExternalIPs: []netip.Addr{netip.AddrFrom4([4]byte{10, 20, byte(i / 250), byte(i % 250)})}, HTTPPort: 80, HTTPSPort: 443,
 			VLANCIDRs: []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(100 + i/250), byte(i % 250), 0}), 24)},
