@@ -25,10 +25,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
-
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 const password = "demo-admin-password"

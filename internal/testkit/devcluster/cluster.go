@@ -23,9 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
-
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
 // Component names, as used in log and pid file names and by Logs, StopComponent and StartComponent.

@@ -17,9 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/netns"
-
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/netns"
 )
 
 // Node components, in start order after the control plane.

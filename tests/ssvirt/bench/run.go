@@ -26,11 +26,10 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
-
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 const adminPassword = "bench-admin-password"

@@ -20,10 +20,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
-
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 // replica is an ssvirt-api process, run from the built binary as the chart runs it, so that it can be killed.

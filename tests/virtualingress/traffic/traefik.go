@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 

@@ -33,11 +33,10 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/platform/metricsserver"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/controller"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
-
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 const (
