@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
 
 // operatorProcess is the operator binary run against the cluster, as the chart would run it.
@@ -26,10 +26,11 @@ type operatorProcess struct {
 }
 
 func startOperator(ctx context.Context, bin, kubeconfig, logFile string, o options) (*operatorProcess, error) {
-	ports, err := freeAddrs(2)
+	free, err := localproc.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
+	ports := []string{fmt.Sprintf("127.0.0.1:%d", free[0]), fmt.Sprintf("127.0.0.1:%d", free[1])}
 	log, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
@@ -105,19 +106,6 @@ func sum(m map[string]float64, name string, labels ...string) float64 {
 // peakRSSMiB is the kernel's high-water mark of the operator's resident memory.
 func (p *operatorProcess) peakRSSMiB() float64 {
 	return bench.PeakRSSMiB(p.cmd.Process.Pid)
-}
-
-func freeAddrs(n int) ([]string, error) {
-	var addrs []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		addrs = append(addrs, l.Addr().String())
-	}
-	return addrs, nil
 }
 
 // meter is what a phase reads from the operator.
