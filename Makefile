@@ -296,21 +296,25 @@ release-test: bin/helm | $(JUNIT_DIR) ## tools/release against a real TLS regist
 ##@ Use
 ##@ Use
 
-.PHONY: demo
-demo: debian-packages devcluster-binaries ## Start a local cluster with Kyverno (and a node as root), helm install the chart, show the coder example following a recreated Service
-	$(GO) run ./tools/demo
+.PHONY: demo-virtualingress
+demo-virtualingress: debian-packages devcluster-binaries ## Start a local cluster with Kyverno (and a node as root), helm install the chart, show the coder example following a recreated Service; left running for demo-down
+	$(GO) run ./tools/demo-virtualingress
 
-.PHONY: demo-apps
-demo-apps: debian-packages devcluster-binaries appsingress-binaries ## apps-ingress-operator on two local clusters: an AppsIngress going Ready, dig from both views, TLS through the proxy
-	$(GO) run ./tools/demo-apps
+.PHONY: demo-virtualservice
+demo-virtualservice: devcluster-binaries ## virtualservice-operator on a local control plane: a developer's Service adding a header-matched route to the production VirtualService, and taking it away
+	$(GO) run ./tools/demo-virtualservice
 
-.PHONY: demo-down
-demo-down: ## Stop and remove the demo cluster
-	$(GO) run ./tools/devcluster down --dir .devcluster/demo
+.PHONY: demo-appsingress
+demo-appsingress: debian-packages devcluster-binaries appsingress-binaries ## apps-ingress-operator on two local clusters: an AppsIngress going Ready, dig from both views, TLS through the proxy
+	$(GO) run ./tools/demo-appsingress
 
 .PHONY: demo-ssvirt
 demo-ssvirt: devcluster-binaries ## ssvirt-api on SQLite and a local control plane: create an organization and a VDC with curl, show the namespace and quota
-	$(GO) run ./tools/ssvirt-demo
+	$(GO) run ./tools/demo-ssvirt
+
+.PHONY: demo-down
+demo-down: ## Stop and remove what demo-virtualingress left running (the other demos stop when they end)
+	$(GO) run ./tools/devcluster down --dir .devcluster/demo
 
 .PHONY: bench
 bench: debian-packages devcluster-binaries appsingress-binaries ## Every product's benchmark (tests/<product>/bench); writes _output/bench/<product>.json

@@ -1,9 +1,9 @@
-// Command demo-apps shows the apps-ingress-operator's main job on two local control planes
+// Command demo-appsingress shows the apps-ingress-operator's main job on two local control planes
 // (tests/appsingress/localenv): it creates an AppsIngress for a hosted cluster, waits for MetalLB's controller to
 // assign the external IP and the AppsIngress to become Ready, then asks the real CoreDNS for the same name from the
 // VLAN and from the pod network, and sends a TLS request with that name through the real HAProxy, printing the
 // certificate of the server that answered (the stand-in router's: TLS was passed through). Everything stops at the
-// end. `make demo-apps`.
+// end. `make demo-appsingress`.
 package main
 
 import (
@@ -25,7 +25,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	if err := run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "demo-apps:", err)
+		fmt.Fprintln(os.Stderr, "demo-appsingress:", err)
 		os.Exit(1)
 	}
 }

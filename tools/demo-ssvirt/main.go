@@ -1,4 +1,4 @@
-// Command ssvirt-demo shows ssvirt-api's main job on a real control plane with its embedded SQLite database: it
+// Command demo-ssvirt shows ssvirt-api's main job on a real control plane with its embedded SQLite database: it
 // starts the devcluster, installs the template.openshift.io stub CRDs and a Template, runs the ssvirt-api binary
 // as a local process, then creates an organization and a VDC with curl and prints the namespace and the
 // ResourceQuota Kubernetes now holds. Everything it started is stopped at the end.
@@ -34,7 +34,7 @@ const password = "demo-admin-password"
 
 func main() {
 	if err := run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "ssvirt-demo:", err)
+		fmt.Fprintln(os.Stderr, "demo-ssvirt:", err)
 		os.Exit(1)
 	}
 }
@@ -44,7 +44,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(root, ".devcluster", "ssvirt-demo")
+	dir := filepath.Join(root, ".devcluster", "demo-ssvirt")
 	step("Starting kube-apiserver, etcd and kube-controller-manager as local processes")
 	cluster, err := devcluster.Start(ctx, devcluster.Options{Dir: dir})
 	if err != nil {

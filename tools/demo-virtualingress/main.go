@@ -1,4 +1,4 @@
-// Command demo shows the main job of virtual-ingress on a real control plane: it starts the devcluster with Kyverno,
+// Command demo-virtualingress shows the main job of virtual-ingress on a real control plane: it starts the devcluster with Kyverno,
 // installs charts/virtual-ingress with Helm and its status controller (with a node, as root on Linux, the chart's
 // Deployment runs it as a Pod from an image built here; otherwise this process runs it as the Deployment would), creates the
 // coder VirtualIngress and a Service like the ones the Kubevirt CCM creates (random name, stable labels), prints the

@@ -1,7 +1,7 @@
 // Command demo-virtualservice shows the virtualservice-operator's main job on a local control plane with Istio's
 // VirtualService CRD: a Service in the production namespace gets a VirtualService; the same Service, ready, in a
 // developer namespace adds a route matched on the developer header; deleting it takes the route away. The operator
-// runs as its binary with the flags the chart gives it. Everything stops at the end. `make demo-virtualservice`.
+// runs as its own binary. Everything stops at the end. `make demo-virtualservice`.
 package main
 
 import (
