@@ -32,7 +32,15 @@ type CatalogItem struct {
 
 func catalogOut(c store.Catalog) Catalog {
 	return Catalog{ID: naming.URN(naming.KindCatalog, c.ID), Name: c.Name, Description: c.Description,
-		Org: &Ref{Name: c.OrgName, ID: naming.URN(naming.KindOrg, c.OrgID)}, CreatedAt: c.CreatedAt}
+		Org: catalogOrg(c), CreatedAt: c.CreatedAt}
+}
+
+// catalogOrg is the organization a catalog belongs to; a provider library's is the System organization.
+func catalogOrg(c store.Catalog) *Ref {
+	if c.Provider() {
+		return &Ref{Name: SystemOrgName, ID: systemOrgURN}
+	}
+	return &Ref{Name: c.OrgName, ID: naming.URN(naming.KindOrg, c.OrgID)}
 }
 
 func itemOut(catalogID string, t kube.Template) CatalogItem {

@@ -16,7 +16,8 @@ import (
 // ContentLibrary is a catalog in the shape of the Tenant Manager's content libraries
 // (/cloudapi/vcf/contentLibraries), which Cloud Director's Go SDK reads and writes with its typed calls. A
 // catalog belongs to one organization and offers its items to every VDC of it: it is a TENANT library, attached
-// to everything, neither shared nor subscribed. Its storage class is the region's one (see infra): Templates are
+// to everything, neither shared nor subscribed. One a system administrator creates without an organization is a
+// PROVIDER library, the System organization's, which only system administrators see. Its storage class is the region's one (see infra): Templates are
 // instantiated on the storage they name, so a library names that one, or none, and reads back naming it.
 type ContentLibrary struct {
 	ID                    string            `json:"id,omitempty"`
@@ -54,7 +55,8 @@ type ContentLibraryItem struct {
 
 // Values the Tenant Manager's types take here.
 const (
-	libraryTenant = "TENANT"
+	libraryTenant   = "TENANT"
+	libraryProvider = "PROVIDER"
 	statusReady   = "READY"
 	itemTemplate  = "TEMPLATE"
 )
@@ -62,9 +64,16 @@ const (
 func (inf infra) libraryOut(c store.Catalog) ContentLibrary {
 	return ContentLibrary{StorageClasses: []Ref{inf.storageClass},
 		ID: naming.URN(naming.KindCatalog, c.ID), Name: c.Name, Description: c.Description,
-		Org: &Ref{Name: c.OrgName, ID: naming.URN(naming.KindOrg, c.OrgID)}, LibraryType: libraryTenant, AutoAttach: true,
+		Org: catalogOrg(c), LibraryType: libraryType(c), AutoAttach: true,
 		Status: statusReady, CreationDate: c.CreatedAt.UTC().Format(time.RFC3339),
 	}
+}
+
+func libraryType(c store.Catalog) string {
+	if c.Provider() {
+		return libraryProvider
+	}
+	return libraryTenant
 }
 
 func libraryItemOut(c store.Catalog, t kube.Template) ContentLibraryItem {
@@ -72,13 +81,14 @@ func libraryItemOut(c store.Catalog, t kube.Template) ContentLibraryItem {
 	version, _ := strconv.Atoi(t.Version)
 	return ContentLibraryItem{
 		ID: it.ID, Name: it.Name, Description: it.Description, ItemType: itemTemplate,
-		ContentLibrary: Ref{Name: c.Name, ID: it.CatalogID}, Org: &Ref{Name: c.OrgName, ID: naming.URN(naming.KindOrg, c.OrgID)},
+		ContentLibrary: Ref{Name: c.Name, ID: it.CatalogID}, Org: catalogOrg(c),
 		Status: statusReady, Version: version, TemplateName: it.TemplateName,
 	}
 }
 
 // catalog is the catalog a Tenant Manager create asks for; what a catalog cannot be is refused, not ignored.
 // autoAttach is not checked: the SDK always sends it, false unless set, and a catalog is attached regardless.
+// libraryType is checked by the caller, which knows whether a provider library is asked for.
 func (in ContentLibrary) catalog(inf infra) (Catalog, error) {
 	for i := range in.StorageClasses {
 		if err := checkRef("storageClasses", &in.StorageClasses[i], inf.storageClass); err != nil {
@@ -88,8 +98,8 @@ func (in ContentLibrary) catalog(inf infra) (Catalog, error) {
 	switch {
 	case in.ID != "" || in.CreationDate != "" || in.Status != "" || in.VersionNumber != 0:
 		return Catalog{}, badRequest("id, creationDate, status and versionNumber are set by the server")
-	case in.LibraryType != "" && in.LibraryType != libraryTenant:
-		return Catalog{}, badRequest("libraryType: only TENANT (a catalog belongs to one organization)")
+	case in.LibraryType != "" && in.LibraryType != libraryTenant && in.LibraryType != libraryProvider:
+		return Catalog{}, badRequest("libraryType: TENANT (an organization's) or PROVIDER (the system administrators')")
 	case in.IsShared:
 		return Catalog{}, badRequest("isShared: catalogs are not shared with other organizations")
 	case in.IsSubscribed || len(in.SubscriptionConfig) > 0 && string(in.SubscriptionConfig) != "null":
@@ -110,7 +120,8 @@ func (s *Server) getContentLibrary(w http.ResponseWriter, r *http.Request) error
 }
 
 // createContentLibrary: the organization is org.id, else the tenant context's (the SDK's TmOrg calls send it),
-// else the caller's; as for catalogs, only administrators create.
+// else the caller's; as for catalogs, only administrators create. A system administrator naming no organization
+// (as terraform-provider-vcd does), or the System one, or asking for libraryType PROVIDER, makes a provider library.
 func (s *Server) createContentLibrary(w http.ResponseWriter, r *http.Request) error {
 	var in ContentLibrary
 	if err := decode(w, r, &in); err != nil {
@@ -120,8 +131,38 @@ func (s *Server) createContentLibrary(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	c, err := s.makeCatalog(r, want)
+	p := principal(r)
+	system := in.Org != nil && in.Org.ID == systemOrgURN
+	provider := in.LibraryType == libraryProvider ||
+		in.LibraryType == "" && (system || in.Org == nil && p.sysAdmin() && p.tenantContext == "")
+	var c store.Catalog
+	switch {
+	case !provider && system:
+		err = badRequest("org: a TENANT library belongs to an organization other than System")
+	case !provider:
+		c, err = s.makeCatalog(r, want)
+	case !p.sysAdmin():
+		err = forbidden("only system administrators create provider libraries")
+	case in.Org != nil && !system:
+		err = badRequest("org: a PROVIDER library belongs to the System organization")
+	default:
+		c, err = s.makeProviderLibrary(r, want)
+	}
 	return writeOne(w, http.StatusCreated, s.infra().libraryOut(c), err)
+}
+
+func (s *Server) makeProviderLibrary(r *http.Request, in Catalog) (store.Catalog, error) {
+	if err := checkName("name", in.Name); err != nil {
+		return store.Catalog{}, err
+	}
+	if err := checkText("description", in.Description, 1024); err != nil {
+		return store.Catalog{}, err
+	}
+	c, err := s.store.CreateProviderLibrary(r.Context(), in.Name, in.Description)
+	if errors.Is(err, store.ErrConflict) {
+		return c, conflict("a provider library is named " + in.Name)
+	}
+	return c, err
 }
 
 // updateContentLibrary renames a catalog and changes its description. The SDK sends back the object it read:
@@ -142,8 +183,11 @@ func (s *Server) updateContentLibrary(w http.ResponseWriter, r *http.Request) er
 	if in.ID != "" && in.ID != naming.URN(naming.KindCatalog, cur.ID) {
 		return badRequest("id does not match the path")
 	}
-	if in.Org != nil && in.Org.ID != "" && in.Org.ID != naming.URN(naming.KindOrg, cur.OrgID) {
+	if in.Org != nil && in.Org.ID != "" && in.Org.ID != catalogOrg(cur).ID {
 		return badRequest("org: a content library cannot move to another organization")
+	}
+	if in.LibraryType != "" && in.LibraryType != libraryType(cur) {
+		return badRequest("libraryType: a content library keeps its type (" + libraryType(cur) + ")")
 	}
 	in.ID, in.CreationDate, in.Status, in.VersionNumber = "", "", "", 0
 	want, err := in.catalog(s.infra())
@@ -158,7 +202,9 @@ func (s *Server) updateContentLibrary(w http.ResponseWriter, r *http.Request) er
 	}
 	cur.Name, cur.Description = want.Name, want.Description
 	c, err := s.store.UpdateCatalog(r.Context(), cur)
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, store.ErrConflict) && cur.Provider() {
+		return conflict("a provider library is named " + want.Name)
+	} else if errors.Is(err, store.ErrConflict) {
 		return conflict("the organization has a catalog named " + want.Name)
 	}
 	return writeOne(w, http.StatusOK, s.infra().libraryOut(c), err)

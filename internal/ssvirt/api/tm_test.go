@@ -46,7 +46,7 @@ func TestContentLibraryToCatalog(t *testing.T) {
 		t.Errorf("catalog() = %+v, %v", got, err)
 	}
 	for name, in := range map[string]ContentLibrary{
-		"provider":      {Name: "x", LibraryType: "PROVIDER"},
+		"unknown type":  {Name: "x", LibraryType: "SUBSCRIBED"},
 		"shared":        {Name: "x", IsShared: true},
 		"subscribed":    {Name: "x", IsSubscribed: true},
 		"subscription":  {Name: "x", SubscriptionConfig: json.RawMessage(`{"subscriptionUrl":"https://x"}`)},

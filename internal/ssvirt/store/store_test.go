@@ -272,6 +272,52 @@ func TestTenantScopes(t *testing.T) {
 	})
 }
 
+// A provider library is a catalog of no organization: every organization's scope passes it by, the unscoped one
+// reads, lists, renames and deletes it, and its name is unique among provider libraries only.
+func TestProviderLibraries(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a := mustOrg(t, s, "a")
+		if _, err := s.CreateCatalog(ctx, store.Catalog{OrgID: a.ID, Name: "shared"}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.CreateProviderLibrary(ctx, "shared", "the provider's")
+		if err != nil || !p.Provider() {
+			t.Fatalf("created %+v, %v", p, err)
+		}
+		if _, err := s.CreateProviderLibrary(ctx, "shared", ""); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("a second provider library of one name: %v", err)
+		}
+		scopeA := store.Scope{OrgID: a.ID}
+		if _, err := s.GetCatalog(ctx, scopeA, p.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("org a reads the provider library: %v", err)
+		}
+		if _, n, err := s.ListCatalogs(ctx, scopeA, store.Query{}); err != nil || n != 1 {
+			t.Errorf("org a's catalogs: %d, %v; want its own", n, err)
+		}
+		if _, n, err := s.ListCatalogs(ctx, store.Scope{}, store.Query{}); err != nil || n != 2 {
+			t.Errorf("every catalog: %d, %v; want a's and the provider's", n, err)
+		}
+		if err := s.DeleteCatalog(ctx, scopeA, p.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("org a deletes the provider library: %v", err)
+		}
+		got, err := s.GetCatalog(ctx, store.Scope{}, p.ID)
+		if err != nil || !got.Provider() || got.OrgName != "" || got.Description != "the provider's" {
+			t.Fatalf("read back %+v, %v", got, err)
+		}
+		got.Name = "renamed"
+		if got, err = s.UpdateCatalog(ctx, got); err != nil || got.Name != "renamed" || !got.Provider() {
+			t.Errorf("renamed: %+v, %v", got, err)
+		}
+		if err := s.DeleteCatalog(ctx, store.Scope{}, p.ID); err != nil {
+			t.Errorf("unscoped delete: %v", err)
+		}
+		if _, err := s.GetCatalog(ctx, store.Scope{}, p.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after delete: %v", err)
+		}
+	})
+}
+
 func TestVDCLifecycle(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()

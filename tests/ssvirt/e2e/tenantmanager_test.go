@@ -196,7 +196,8 @@ func TestTmContentLibraries(t *testing.T) {
 	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "lib"}, http.StatusConflict, nil)
 	a.user.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "users"}, http.StatusForbidden, nil)
 	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "x", Org: &api.Ref{ID: b.org.ID}}, http.StatusForbidden, nil)
-	for _, bad := range []api.ContentLibrary{{Name: "s", IsShared: true}, {Name: "p", LibraryType: "PROVIDER"}, {Name: "u", IsSubscribed: true},
+	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: "p", LibraryType: "PROVIDER"}, http.StatusForbidden, nil)
+	for _, bad := range []api.ContentLibrary{{Name: "s", IsShared: true}, {Name: "u", IsSubscribed: true},
 		{Name: "sc", StorageClasses: []api.Ref{{ID: "x"}}}} {
 		a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", bad, http.StatusBadRequest, nil)
 	}
@@ -262,4 +263,71 @@ func TestTmContentLibraries(t *testing.T) {
 	a.admin.must(t, "DELETE", "/cloudapi/vcf/contentLibraries/"+lib.ID+"?force=false&recursive=false", nil, http.StatusNoContent, nil)
 	a.user.must(t, "GET", "/cloudapi/vcf/contentLibraries/"+lib.ID, nil, http.StatusForbidden, nil)
 	a.user.must(t, "GET", "/cloudapi/vcf/contentLibraryItems/"+item.ID, nil, http.StatusForbidden, nil)
+}
+
+// A system administrator's library of no organization (terraform-provider-vcd sends none) is a provider library:
+// the System organization's, seen and changed by system administrators only, its items the shared Templates.
+func TestTmProviderLibrary(t *testing.T) {
+	sys := sysadmin(t)
+	a := newTenant(t, sys)
+	var orgs api.Paged[api.Org]
+	sys.must(t, "GET", "/cloudapi/1.0.0/orgs?filter=name==System", nil, http.StatusOK, &orgs)
+	if len(orgs.Values) != 1 {
+		t.Fatalf("the System org: %+v", orgs)
+	}
+	system := orgs.Values[0].ID
+	name := unique("plib")
+	var lib api.ContentLibrary
+	sys.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: name, Description: "d"}, http.StatusCreated, &lib)
+	if lib.LibraryType != "PROVIDER" || lib.Org == nil || lib.Org.ID != system || lib.Org.Name != "System" || lib.Description != "d" ||
+		len(lib.StorageClasses) != 1 || lib.Status != "READY" {
+		t.Fatalf("created: %+v", lib)
+	}
+	sys.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: name}, http.StatusConflict, nil)
+	// The same name in an organization is another library.
+	a.admin.must(t, "POST", "/cloudapi/vcf/contentLibraries", api.ContentLibrary{Name: name}, http.StatusCreated, nil)
+	for _, bad := range []api.ContentLibrary{
+		{Name: unique("t"), LibraryType: "TENANT"},                                // a tenant library needs its organization
+		{Name: unique("t"), LibraryType: "TENANT", Org: &api.Ref{ID: system}},     // ... other than System
+		{Name: unique("p"), LibraryType: "PROVIDER", Org: &api.Ref{ID: a.org.ID}}, // a provider library is System's
+	} {
+		sys.must(t, "POST", "/cloudapi/vcf/contentLibraries", bad, http.StatusBadRequest, nil)
+	}
+
+	var got api.ContentLibrary
+	sys.must(t, "GET", "/cloudapi/vcf/contentLibraries/"+lib.ID, nil, http.StatusOK, &got)
+	if got.ID != lib.ID || got.LibraryType != "PROVIDER" {
+		t.Errorf("by id: %+v", got)
+	}
+	var libs api.Paged[api.ContentLibrary]
+	sys.must(t, "GET", "/cloudapi/vcf/contentLibraries?filter=name=="+name, nil, http.StatusOK, &libs)
+	if libs.ResultTotal != 2 {
+		t.Errorf("System's libraries named %s: %+v, want the provider's and a's", name, libs)
+	}
+	a.admin.must(t, "GET", "/cloudapi/vcf/contentLibraries?filter=name=="+name, nil, http.StatusOK, &libs)
+	if libs.ResultTotal != 1 || libs.Values[0].ID == lib.ID {
+		t.Errorf("a's libraries named %s: %+v, want its own only", name, libs)
+	}
+	a.admin.must(t, "GET", "/cloudapi/vcf/contentLibraries/"+lib.ID, nil, http.StatusForbidden, nil)
+	a.admin.must(t, "DELETE", "/cloudapi/vcf/contentLibraries/"+lib.ID, nil, http.StatusForbidden, nil)
+
+	var items api.Paged[api.ContentLibraryItem]
+	sys.must(t, "GET", "/cloudapi/vcf/contentLibraryItems?pageSize=128&filter=contentLibrary.id=="+lib.ID, nil, http.StatusOK, &items)
+	if items.ResultTotal == 0 || items.Values[0].Org == nil || items.Values[0].Org.ID != system {
+		t.Errorf("the provider library's items: %+v", items)
+	}
+
+	// What the SDK sends back on update: the object as read.
+	got.Description = "changed"
+	var put api.ContentLibrary
+	sys.must(t, "PUT", "/cloudapi/vcf/contentLibraries/"+lib.ID, got, http.StatusOK, &put)
+	if put.Description != "changed" || put.LibraryType != "PROVIDER" || put.Org.ID != system {
+		t.Errorf("after PUT: %+v", put)
+	}
+	retyped := got
+	retyped.LibraryType = "TENANT"
+	sys.must(t, "PUT", "/cloudapi/vcf/contentLibraries/"+lib.ID, retyped, http.StatusBadRequest, nil)
+
+	sys.must(t, "DELETE", "/cloudapi/vcf/contentLibraries/"+lib.ID, nil, http.StatusNoContent, nil)
+	sys.must(t, "GET", "/cloudapi/vcf/contentLibraries/"+lib.ID, nil, http.StatusForbidden, nil)
 }
