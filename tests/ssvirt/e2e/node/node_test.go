@@ -29,7 +29,7 @@ import (
 
 // The node tier of ssvirt-api (go test -tags node, make e2e-node): the chart installed with `helm install --wait`,
 // the API answering through its Service, SQLite on the chart's PVC surviving the Pod, then PostgreSQL (a server the
-// test runs on the node's address) after `helm upgrade --wait`.
+// test runs on the node's address) after `helm upgrade --wait`, a rollout, and two replicas losing the leader's Pod.
 var node *nodetier.Env
 
 const (
@@ -83,7 +83,9 @@ func TestChartOnNode(t *testing.T) {
 		t.Fatalf("organization %s is gone after the Pod was replaced: SQLite is not on the PVC", org)
 	}
 
-	pg, err := pgserver.StartWith(context.Background(), pgserver.Options{Host: devcluster.HostIP, TrustNetworks: []string{devcluster.PodCIDR}})
+	// Trusted from the Pods and from the host, where the failover test reads what the replicas stored.
+	pg, err := pgserver.StartWith(context.Background(), pgserver.Options{Host: devcluster.HostIP,
+		TrustNetworks: []string{devcluster.PodCIDR, devcluster.HostIP + "/32"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +95,10 @@ func TestChartOnNode(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	release.Upgrade(t, "to PostgreSQL", nodetier.Merge(base, map[string]any{
+	onPostgres := nodetier.Merge(base, map[string]any{
 		"database": map[string]any{"driver": "postgres", "existingSecret": "ssvirt-db"},
-	}))
+	})
+	release.Upgrade(t, "to PostgreSQL", onPostgres)
 	// helm --wait returns once the new Pod is Ready; with RollingUpdate the SQLite Pod may still serve (and take
 	// the organization below into SQLite) or be going: wait for the rollout to end, as `kubectl rollout status` does.
 	waitRolledOut(t)
@@ -106,6 +109,7 @@ func TestChartOnNode(t *testing.T) {
 	}
 	node.HelmTest(t, release.Release)
 	rollWithoutFailures(t)
+	failoverUnderCreates(t, release, onPostgres, pg.DSN())
 }
 
 // waitRolledOut waits until the Deployment's Pods are all of its latest template and the old ones are gone.
