@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -134,12 +136,13 @@ func (s *Server) instantiate(w http.ResponseWriter, r *http.Request) error {
 	// still without its TemplateInstance for one a stopped process left, and removes it.
 	ctx, cancel := context.WithTimeout(r.Context(), s.cluster.InstantiateTimeout())
 	defer cancel()
+	digest := s.requestDigest(in, itemID)
 	app, err := s.store.CreateVApp(ctx, store.VApp{
 		OrgID: v.OrgID, VDCID: v.ID, Name: in.Name, Description: in.Description, CatalogItemID: itemID,
-		TemplateName: t.Name, Namespace: v.Namespace, CreatedBy: p.Username,
+		TemplateName: t.Name, Namespace: v.Namespace, CreatedBy: p.Username, RequestDigest: digest,
 	})
 	if errors.Is(err, store.ErrConflict) {
-		return conflict("the VDC has a vApp named " + in.Name)
+		return s.answerRetry(w, r, v.ID, in.Name, p.Username, digest)
 	}
 	if err != nil {
 		return err
@@ -166,6 +169,40 @@ func (s *Server) instantiate(w http.ResponseWriter, r *http.Request) error {
 	}
 	accepted(w, r, task, vappOut(app))
 	return nil
+}
+
+// answerRetry answers an instantiation whose name the VDC already has. A client that got no answer, or an error from a
+// replica that went away, cannot tell what became of its request and sends it again: the same user's request (the
+// same name, catalog item, description and parameters) is answered as the first one was, with the vApp it made and
+// its task (202), which says how it went. Anything else under that name is a conflict.
+func (s *Server) answerRetry(w http.ResponseWriter, r *http.Request, vdcID, name, user, digest string) error {
+	taken := conflict("the VDC has a vApp named " + name)
+	app, err := s.store.VAppNamed(r.Context(), vdcID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return taken // deleted since
+	} else if err != nil {
+		return err
+	}
+	if app.CreatedBy != user || app.RequestDigest != digest {
+		return taken
+	}
+	task, err := s.store.LatestTask(r.Context(), app.ID, store.OpInstantiate)
+	if errors.Is(err, store.ErrNotFound) {
+		return taken // its task is forgotten (pruned): the vApp's status says how it went
+	} else if err != nil {
+		return err
+	}
+	accepted(w, r, task, vappOut(app))
+	return nil
+}
+
+// requestDigest identifies what an instantiation asks for, parameters in name order.
+func (s *Server) requestDigest(in InstantiateRequest, itemID string) string {
+	parts := []string{itemID, in.Description}
+	for _, k := range slices.Sorted(maps.Keys(in.Parameters)) {
+		parts = append(parts, k, in.Parameters[k])
+	}
+	return s.issuer.Digest(parts...)
 }
 
 // dropVApp removes the row of an instantiation that failed; one left behind is settled by the leader's check of

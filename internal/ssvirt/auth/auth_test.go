@@ -64,3 +64,22 @@ func TestTokens(t *testing.T) {
 		t.Error("an unsigned token was accepted")
 	}
 }
+
+func TestDigest(t *testing.T) {
+	a, _ := auth.NewIssuer(key, time.Hour)
+	b, _ := auth.NewIssuer(key, time.Hour)
+	other, _ := auth.NewIssuer([]byte(strings.Repeat("o", auth.MinKeyLength)), time.Hour)
+	if a.Digest("item", "", "NAME", "vm") != b.Digest("item", "", "NAME", "vm") {
+		t.Error("two replicas with one key digest one request differently")
+	}
+	for name, d := range map[string]string{
+		"another key":        other.Digest("item", "", "NAME", "vm"),
+		"another value":      a.Digest("item", "", "NAME", "vm2"),
+		"parts run together": a.Digest("item", "NAME", "", "vm"),
+		"a part moved":       a.Digest("ite", "m", "NAME", "vm"),
+	} {
+		if d == a.Digest("item", "", "NAME", "vm") {
+			t.Errorf("%s gives the same digest", name)
+		}
+	}
+}

@@ -73,6 +73,12 @@ func (s *Store) GetTask(ctx context.Context, sc Scope, id string) (Task, error) 
 	return scanTask(s.queryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = ?"+cond, append([]any{id}, args...)...))
 }
 
+// LatestTask returns the newest task of operation on ownerID.
+func (s *Store) LatestTask(ctx context.Context, ownerID, operation string) (Task, error) {
+	return scanTask(s.queryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE owner_id = ? AND operation = ? ORDER BY created_at DESC, id LIMIT 1",
+		ownerID, operation))
+}
+
 // FinishTasks ends the running tasks of operation on ownerID with status (TaskSuccess or TaskError) and message;
 // tasks that already ended keep how they ended.
 func (s *Store) FinishTasks(ctx context.Context, ownerID, operation, status, message string) error {

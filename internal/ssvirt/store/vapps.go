@@ -16,21 +16,23 @@ const (
 )
 
 // VApp is one instantiation of a catalog item in a VDC: a TemplateInstance named after the vApp's ID.
+// RequestDigest identifies what the instantiation asked for (see the API's retries); "" matches nothing.
 type VApp struct {
 	ID, OrgID, VDCID, Name, Description    string
 	CatalogItemID, TemplateName, Namespace string
 	Status, StatusMessage, CreatedBy       string
+	RequestDigest                          string
 	CreatedAt, UpdatedAt                   time.Time
 }
 
 const vappColumns = `id, org_id, vdc_id, name, description, catalog_item_id, template_name, namespace, status, status_message,
- created_by, created_at, updated_at`
+ created_by, request_digest, created_at, updated_at`
 
 func scanVApp(row scanner) (VApp, error) {
 	var a VApp
 	var created, updated int64
 	err := row.Scan(&a.ID, &a.OrgID, &a.VDCID, &a.Name, &a.Description, &a.CatalogItemID, &a.TemplateName, &a.Namespace,
-		&a.Status, &a.StatusMessage, &a.CreatedBy, &created, &updated)
+		&a.Status, &a.StatusMessage, &a.CreatedBy, &a.RequestDigest, &created, &updated)
 	a.CreatedAt, a.UpdatedAt = fromMillis(created), fromMillis(updated)
 	return a, classify(err)
 }
@@ -41,9 +43,9 @@ func (s *Store) CreateVApp(ctx context.Context, a VApp) (VApp, error) {
 	t := now()
 	a.CreatedAt, a.UpdatedAt = fromMillis(t), fromMillis(t)
 	a.Status = VAppInstantiating
-	_, err := s.exec(ctx, "INSERT INTO vapps ("+vappColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	_, err := s.exec(ctx, "INSERT INTO vapps ("+vappColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		a.ID, a.OrgID, a.VDCID, a.Name, a.Description, a.CatalogItemID, a.TemplateName, a.Namespace, a.Status,
-		a.StatusMessage, a.CreatedBy, t, t)
+		a.StatusMessage, a.CreatedBy, a.RequestDigest, t, t)
 	return a, err
 }
 
@@ -51,6 +53,11 @@ func (s *Store) CreateVApp(ctx context.Context, a VApp) (VApp, error) {
 func (s *Store) GetVApp(ctx context.Context, sc Scope, id string) (VApp, error) {
 	cond, args := sc.where("org_id")
 	return scanVApp(s.queryRow(ctx, "SELECT "+vappColumns+" FROM vapps WHERE id = ?"+cond, append([]any{id}, args...)...))
+}
+
+// VAppNamed returns the vApp of that name in the VDC.
+func (s *Store) VAppNamed(ctx context.Context, vdcID, name string) (VApp, error) {
+	return scanVApp(s.queryRow(ctx, "SELECT "+vappColumns+" FROM vapps WHERE vdc_id = ? AND name = ?", vdcID, name))
 }
 
 // ListVApps pages through the vApps the scope may see (vdcID, when not empty, narrows further), by name.

@@ -124,6 +124,18 @@ func TestInstantiation(t *testing.T) {
 		t.Errorf("vApp: %+v", app)
 	}
 	tn.user.must(t, "POST", path, req(map[string]string{"NAME": "vm-2"}), http.StatusConflict, nil)
+	// The same request again (a client that got no answer retries): answered as the first, with the vApp it made and
+	// its task; from another user it is a conflict.
+	var again api.VApp
+	status, h := tn.user.doH(t, "POST", path, req(map[string]string{"NAME": "vm-1", "SIZE": tricky}), &again)
+	var task api.Task
+	if status == http.StatusAccepted {
+		tn.user.must(t, "GET", mustPath(t, h.Get("Location")), nil, http.StatusOK, &task)
+	}
+	if status != http.StatusAccepted || again.ID != app.ID || task.Owner.ID != app.ID {
+		t.Errorf("the same instantiation again: %d, %+v, task %+v; want 202 with vApp %s and its task", status, again, task, app.ID)
+	}
+	tn.admin.must(t, "POST", path, req(map[string]string{"NAME": "vm-1", "SIZE": tricky}), http.StatusConflict, nil)
 	ti, err := templateInstance(ctx, vdc.Namespace, app.ID)
 	if err != nil {
 		t.Fatal(err)
