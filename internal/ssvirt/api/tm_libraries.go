@@ -57,8 +57,8 @@ type ContentLibraryItem struct {
 const (
 	libraryTenant   = "TENANT"
 	libraryProvider = "PROVIDER"
-	statusReady   = "READY"
-	itemTemplate  = "TEMPLATE"
+	statusReady     = "READY"
+	itemTemplate    = "TEMPLATE"
 )
 
 func (inf infra) libraryOut(c store.Catalog) ContentLibrary {

@@ -21,7 +21,7 @@ func (c Catalog) Provider() bool { return c.OrgID == "" }
 
 const catalogColumns = "id, org_id, name, description, created_at"
 
-// catalogRows are the organizations' catalogs and the provider libraries (org_id ''), as one table: a scope of one
+// catalogRows are the organizations' catalogs and the provider libraries (org_id ”), as one table: a scope of one
 // organization never sees a provider library, and the lists page and filter over both.
 const catalogRows = "(SELECT " + catalogColumns + " FROM catalogs UNION ALL " +
 	"SELECT id, '' AS org_id, name, description, created_at FROM provider_libraries) AS catalogs"
