@@ -185,7 +185,7 @@ generate: ## Regenerate generated code and CRDs (go generate ./...: the apps-ing
 	$(GO) generate ./...
 
 # What `go generate ./...` writes: the charts' CRDs and the APIs' deepcopy code.
-GENERATED := $(wildcard charts/*/crds/*.yaml) $(wildcard internal/*/api/*/zz_generated.*.go)
+GENERATED := $(wildcard charts/*/files/crds/*.yaml) $(wildcard internal/*/api/*/zz_generated.*.go)
 
 # Regenerates, compares with what was there, and puts back what was there, so the check neither depends on git state
 # nor changes the tree.
@@ -202,7 +202,7 @@ generate-check: ## Fail if a generated file (CRD, deepcopy) is not what `make ge
 				echo "generate-check: $$f is not what 'make generate' writes: run it and commit the result" >&2; status=1; \
 			fi; \
 		done; \
-		new=$$(ls charts/*/crds/*.yaml internal/*/api/*/zz_generated.*.go | grep -vxF -f <(printf '%s\n' $(GENERATED)) || true); \
+		new=$$(ls charts/*/files/crds/*.yaml internal/*/api/*/zz_generated.*.go | grep -vxF -f <(printf '%s\n' $(GENERATED)) || true); \
 		if [ -n "$$new" ]; then echo "generate-check: 'make generate' writes files that are not committed: $$new" >&2; rm -f $$new; status=1; fi; \
 	fi; \
 	tar -xf "$$tmp/before.tar"; rm -rf "$$tmp"; exit $$status

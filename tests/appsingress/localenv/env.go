@@ -84,7 +84,10 @@ spec:
 
 // Env is the running environment.
 type Env struct {
-	dir          string
+	dir string
+	// chartCRD: the chart installed on the node brings the AppsIngress CRD (a template of its release, which would not
+	// take over one created before it).
+	chartCRD     bool
 	Mgmt, Hosted *devcluster.Cluster
 	MgmtKube     kubernetes.Interface
 	MgmtDyn      dynamic.Interface
@@ -127,7 +130,7 @@ func StartWith(ctx context.Context, dir string, o Options) (*Env, error) {
 
 // StartClusters starts the management and the hosted cluster, in dir, and their clients; nothing runs in them yet.
 func StartClusters(ctx context.Context, dir string, o Options) (*Env, error) {
-	e := &Env{dir: dir}
+	e := &Env{dir: dir, chartCRD: o.Node}
 	var errM, errH error
 	mgmt := devcluster.Options{Dir: filepath.Join(dir, "management"), WithNode: o.Node, WithMultus: o.Node}
 	hosted := devcluster.Options{Dir: filepath.Join(dir, "hosted")}
@@ -168,7 +171,13 @@ func StartClusters(ctx context.Context, dir string, o Options) (*Env, error) {
 }
 
 func (e *Env) prepare(ctx context.Context) error {
-	if err := e.CreateCRDs(ctx); err != nil {
+	crds := e.CreateCRDs
+	if e.chartCRD {
+		crds = func(ctx context.Context) error {
+			return kubeobj.CreateCRDs(ctx, e.Mgmt.RESTConfig(), []byte(hostedClusterCRD))
+		}
+	}
+	if err := crds(ctx); err != nil {
 		return err
 	}
 	if err := kubeobj.CreateNamespaces(ctx, e.MgmtKube, ClustersNS, OperatorNS); err != nil {
@@ -204,7 +213,7 @@ func (e *Env) CreateCRDs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	crd, err := os.ReadFile(filepath.Join(root, "charts", "apps-ingress-operator", "crds", "hostedcluster.virtual-ingress.io_appsingresses.yaml"))
+	crd, err := os.ReadFile(filepath.Join(root, "charts", "apps-ingress-operator", "files", "crds", "hostedcluster.virtual-ingress.io_appsingresses.yaml"))
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,7 @@
 // asks for a LoadBalancer Service in front of the cluster's router, split-horizon DNS for its *.apps and api names,
 // and TLS-passthrough proxy routes to it.
 //
-// The CRD in charts/apps-ingress-operator/crds and zz_generated.deepcopy.go are generated from these types:
+// The CRD in charts/apps-ingress-operator/files/crds and zz_generated.deepcopy.go are generated from these types:
 // go generate ./internal/appsingress/api/... (make generate).
 //
 // +kubebuilder:object:generate=true
@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-//go:generate go run -modfile=../../../../tools/controller-gen/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen object paths=./... crd:crdVersions=v1 output:crd:artifacts:config=../../../../charts/apps-ingress-operator/crds
+//go:generate go run -modfile=../../../../tools/controller-gen/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen object paths=./... crd:crdVersions=v1 output:crd:artifacts:config=../../../../charts/apps-ingress-operator/files/crds
 
 // GroupVersion is the API group and version of AppsIngress.
 var GroupVersion = schema.GroupVersion{Group: "hostedcluster.virtual-ingress.io", Version: "v1alpha1"}

@@ -12,7 +12,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/fixture"
 )
 
-const crdPath = "../../../../charts/apps-ingress-operator/crds/hostedcluster.virtual-ingress.io_appsingresses.yaml"
+const crdPath = "../../../../charts/apps-ingress-operator/files/crds/hostedcluster.virtual-ingress.io_appsingresses.yaml"
 
 func obj(t *testing.T, mutate func(spec map[string]any)) *unstructured.Unstructured {
 	t.Helper()
