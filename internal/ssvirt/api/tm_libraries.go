@@ -17,8 +17,9 @@ import (
 // (/cloudapi/vcf/contentLibraries), which Cloud Director's Go SDK reads and writes with its typed calls. A
 // catalog belongs to one organization and offers its items to every VDC of it: it is a TENANT library, attached
 // to everything, neither shared nor subscribed. One a system administrator creates without an organization is a
-// PROVIDER library, the System organization's, which only system administrators see. Its storage class is the region's one (see infra): Templates are
-// instantiated on the storage they name, so a library names that one, or none, and reads back naming it.
+// PROVIDER library, the System organization's, which only system administrators see. Its storage class is the
+// region's one (see infra): Templates are instantiated on the storage they name, so a library names that one, or
+// none, and reads back naming it.
 type ContentLibrary struct {
 	ID                    string            `json:"id,omitempty"`
 	Name                  string            `json:"name"`
