@@ -5,8 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -15,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
 // releaseImages is the Makefile's IMAGES.
@@ -101,19 +101,15 @@ func newReleaseTree(t *testing.T, root, version string) releaseTree {
 	return tree
 }
 
-// makefileImages reads the Makefile's IMAGES (binary=chart pairs, possibly continued over lines).
+// makefileImages reads the Makefile's IMAGES.
 func makefileImages(t *testing.T, root string) pairs {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	images, err := repo.Images(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^IMAGES := ((?:.*\\\n)*.*)$`).FindSubmatch(data)
-	if m == nil {
-		t.Fatal("no IMAGES := in the Makefile")
-	}
 	var p pairs
-	if err := p.Set(strings.ReplaceAll(string(m[1]), "\\\n", " ")); err != nil {
+	if err := p.Set(images); err != nil {
 		t.Fatal(err)
 	}
 	return p

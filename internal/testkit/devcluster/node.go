@@ -53,7 +53,7 @@ func (c *Cluster) prepareNode(ctx context.Context) error {
 	if err := refuseConflicts(); err != nil {
 		return err
 	}
-	for _, d := range []string{n.paths.root, n.paths.cniConf, n.paths.cniIPAM, n.paths.cniBin, n.paths.multusCache, n.paths.kubeletRoot, n.paths.images, n.paths.volumes} {
+	for _, d := range []string{n.paths.root, n.paths.cniConf, n.paths.cniIPAM, n.paths.cniBin, n.paths.multusCache, n.paths.kubeletRoot, n.paths.images, n.paths.volumes, n.paths.registryHosts} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}

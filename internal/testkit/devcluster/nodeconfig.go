@@ -42,6 +42,7 @@ const (
 // nodePaths are the node's files and directories under the cluster's data directory.
 type nodePaths struct {
 	root, containerdConfig, containerdSock, containerdRoot, containerdState, runcRoot string
+	registryHosts                                                                     string
 	cniConf, cniIPAM, cniBin, multusCache, multusKubeconfig                           string
 	kubeletRoot, kubeletConfig, kubeletKubeconfig, podLogs                            string
 	proxyConfig, proxyKubeconfig, schedulerKubeconfig, dnsKubeconfig, corefile        string
@@ -54,7 +55,8 @@ func newNodePaths(dataDir string) nodePaths {
 	return nodePaths{
 		root: r, containerdConfig: j("containerd.toml"), containerdSock: j("containerd", "containerd.sock"),
 		containerdRoot: j("containerd", "root"), containerdState: j("containerd", "state"), runcRoot: j("runc"),
-		cniConf: j("cni", "net.d"), cniIPAM: j("cni", "ipam"), cniBin: j("cni", "bin"), multusCache: j("cni", "multus"),
+		registryHosts: j("containerd", "certs.d"),
+		cniConf:       j("cni", "net.d"), cniIPAM: j("cni", "ipam"), cniBin: j("cni", "bin"), multusCache: j("cni", "multus"),
 		multusKubeconfig: j("multus.kubeconfig"), kubeletRoot: j("kubelet"),
 		kubeletConfig: j("kubelet.yaml"), kubeletKubeconfig: j("kubelet.kubeconfig"), podLogs: j("pods"),
 		proxyConfig: j("kube-proxy.yaml"), proxyKubeconfig: j("kube-proxy.kubeconfig"),
@@ -65,7 +67,8 @@ func newNodePaths(dataDir string) nodePaths {
 }
 
 // containerdConfig keeps containerd's state, sockets and runc's state under the data directory; the CRI settings
-// are those this kind of machine needs (see restrict_oom_score_adj) and a sandbox image that never pulls.
+// are those this kind of machine needs (see restrict_oom_score_adj) and a sandbox image that never pulls. Registries
+// are configured by hosts.toml files under the node's own certs.d (TrustRegistry), never the host's /etc/containerd.
 func containerdConfig(p nodePaths) string {
 	return fmt.Sprintf(`version = 2
 root = %q
@@ -95,7 +98,10 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
-`, p.containerdRoot, p.containerdState, p.containerdSock, p.containerdSock+".ttrpc", pauseImage, p.runcRoot, p.cniBin, p.cniConf)
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %q
+`, p.containerdRoot, p.containerdState, p.containerdSock, p.containerdSock+".ttrpc", pauseImage, p.runcRoot, p.cniBin, p.cniConf,
+		p.registryHosts)
 }
 
 // cniConfig is the Pods' network: a bridge of their own with host-local addresses. No masquerading: Pods reach

@@ -3,33 +3,16 @@ package devcluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
-// ImportChartImage imports the image `make images` wrote to _output/images/<binary> under the repository a chart's
-// values name at imageValues (for example "image" or "controller.image"), so that the chart installs with its normal
-// image values. It returns values that keep the node from pulling (pullPolicy Never) to merge into the release's.
-func (c *Cluster) ImportChartImage(ctx context.Context, repoRoot, chart, imageValues, binary string) (map[string]any, error) {
-	layout := filepath.Join(repoRoot, "_output", "images", binary)
-	if _, err := os.Stat(filepath.Join(layout, "index.json")); err != nil {
-		return nil, fmt.Errorf("devcluster: no image at %s: run `make images` first", layout)
-	}
-	img, err := chartImage(repoRoot, chart, imageValues)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.ImportImage(ctx, layout, img.repository); err != nil {
-		return nil, err
-	}
-	return img.neverPull, nil
-}
-
-// BuildChartImage is ImportChartImage without `make images`: it builds Go main package pkg for this machine only,
-// tagged with the chart's appVersion as `make images` tags it.
+// BuildChartImage builds Go main package pkg for this machine only into the node's containerd, under the image
+// repository a chart's values name at imageValues (for example "image" or "controller.image") and tagged with the
+// chart's appVersion as `make images` tags it, for the benches and demos that do not go through a registry. It
+// returns values that keep the node from pulling (pullPolicy Never) to merge into the release's.
 func (c *Cluster) BuildChartImage(ctx context.Context, repoRoot, chart, imageValues, pkg string) (map[string]any, error) {
 	img, err := chartImage(repoRoot, chart, imageValues)
 	if err != nil {

@@ -226,3 +226,17 @@ func probeHealthz(ctx context.Context, host string, port int, https bool) (bool,
 	}
 	return true, nil
 }
+
+// TrustRegistry makes the node's containerd pull from host (host:port) as hostsTOML says (the registry's URL and CA):
+// it is written to the node's own certs.d/<host>/hosts.toml, which containerd reads at each pull. Nothing on the
+// host, and no other client, trusts the registry by it.
+func (c *Cluster) TrustRegistry(host, hostsTOML string) error {
+	if c.node == nil {
+		return errors.New("devcluster: TrustRegistry needs a cluster started WithNode")
+	}
+	dir := filepath.Join(c.node.paths.registryHosts, host)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(hostsTOML), 0o600)
+}

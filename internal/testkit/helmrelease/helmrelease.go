@@ -1,10 +1,12 @@
-// Package helmrelease installs, upgrades and uninstalls a local chart with Helm's SDK (what the helm CLI runs), for
-// the end-to-end tests, the benchmark and the demo.
+// Package helmrelease installs, upgrades and uninstalls a local chart, or one pulled from an OCI registry, with Helm's
+// SDK (what the helm CLI runs), for the end-to-end tests, the benchmark and the demo.
 package helmrelease
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/registry"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
@@ -89,6 +92,17 @@ func (h *Release) UpgradeWait(ctx context.Context, values map[string]any, timeou
 	return h.upgrade(ctx, values, timeout, false)
 }
 
+// UpgradeChartWait is `helm upgrade --wait --timeout` to another version of the chart (ch); later upgrades use ch.
+func (h *Release) UpgradeChartWait(ctx context.Context, ch *chart.Chart, values map[string]any, timeout time.Duration) error {
+	previous := h.chart
+	h.chart = ch
+	if err := h.upgrade(ctx, values, timeout, false); err != nil {
+		h.chart = previous
+		return err
+	}
+	return nil
+}
+
 func (h *Release) upgrade(ctx context.Context, values map[string]any, wait time.Duration, takeOwnership bool) error {
 	upgrade := action.NewUpgrade(h.cfg)
 	upgrade.Namespace = h.namespace
@@ -133,6 +147,26 @@ func (h *Release) Test(ctx context.Context, timeout time.Duration) error {
 func (h *Release) Uninstall() error {
 	_, err := action.NewUninstall(h.cfg).Run(h.name)
 	return err
+}
+
+// ForChartName is ForChart with the release named after the chart and installed into the namespace of that name, as
+// the READMEs' `helm install` commands do.
+func ForChartName(kubeconfig string, ch *chart.Chart) (*Release, error) {
+	return ForChart(kubeconfig, ch, ch.Name(), ch.Name())
+}
+
+// PullOCI is `helm pull oci://<ref> --version <version> --ca-file <caFile>` through Helm's registry client: the
+// chart a registry serves, trusting caFile for it, with Helm's registry configuration kept in configDir.
+func PullOCI(ref, version, caFile, configDir string) (*chart.Chart, error) {
+	client, err := registry.NewRegistryClientWithTLS(io.Discard, "", "", caFile, false, filepath.Join(configDir, "registry.json"), false)
+	if err != nil {
+		return nil, err
+	}
+	res, err := client.Pull(strings.TrimPrefix(ref, "oci://")+":"+version, registry.PullOptWithChart(true))
+	if err != nil {
+		return nil, fmt.Errorf("helm pull %s --version %s: %w", ref, version, err)
+	}
+	return loader.LoadArchive(bytes.NewReader(res.Chart.Data))
 }
 
 // ForRepoChart prepares the release of charts/<chart> of this repository, named after the chart and installed into

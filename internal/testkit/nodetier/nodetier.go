@@ -1,6 +1,7 @@
 // Package nodetier is what every product's node tier shares (go test -tags node, make e2e-node): a local cluster
-// with a node, each chart installed from charts/<chart> with `helm install --wait` and its image from `make images`,
-// checks of what the kernel says about the chart's Pods, and the host compared before and after.
+// with a node, each chart and `make images`' images published to a registry by the release tool, installed from it
+// with `helm install oci:// --wait` and upgraded to the next release, checks of what the kernel says about the
+// chart's Pods, and the host compared before and after.
 package nodetier
 
 import (
@@ -42,6 +43,13 @@ type Env struct {
 
 	testImage    sync.Once
 	testImageErr error
+
+	// rel is where the charts are published, on the first Install.
+	rel        *releases
+	publishErr error
+	published  sync.Once
+	// stops end what the tier started besides the cluster (the registry).
+	stops []func() error
 }
 
 // Main starts a cluster with a node (and, when withKyverno, Kyverno installed from its chart with `helm install
@@ -90,6 +98,12 @@ func Run(m *testing.M, start func(ctx context.Context, dir string) (*devcluster.
 	} else {
 		code = m.Run()
 	}
+	for _, s := range env.stops {
+		if err := s(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping:", err)
+			code = 1
+		}
+	}
 	if err := stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
 		return 1
@@ -107,35 +121,41 @@ func Run(m *testing.M, start func(ctx context.Context, dir string) (*devcluster.
 	return code
 }
 
-// Install is `helm install --wait` of charts/<chart> into the namespace named after it, with the image `make images`
-// built for binary imported under the repository the chart's values name at imageValues, a pull policy that never
-// pulls, and values on top. It fails the test unless every Pod of the release is Ready within InstallTimeout, and
-// reports how long that took.
-func (e *Env) Install(t *testing.T, chart, imageValues, binary string, values map[string]any) *Installed {
+// Install is what a user does with a chart's releases: `helm install oci://<registry>/charts/<chart> --version
+// PreviousVersion --wait`, then `helm upgrade --wait` to CurrentVersion, both with values, images pulled by the node.
+// It fails the test unless every Pod of the release is Ready within InstallTimeout each time and runs the current
+// release's images.
+func (e *Env) Install(t *testing.T, chart string, values map[string]any) *Installed {
 	t.Helper()
-	ctx := context.Background()
-	merged, err := e.Cluster.ImportChartImage(ctx, e.RepoRoot, chart, imageValues, binary)
-	if err != nil {
-		t.Fatal(err)
-	}
+	i := e.InstallPrevious(t, chart, values)
+	i.UpgradeToCurrent(t)
+	return i
+}
+
+// InstallPrevious is `helm install oci://<registry>/charts/<chart> --version PreviousVersion --wait` into the
+// namespace named after the chart, with values; the test then upgrades it with UpgradeToCurrent.
+func (e *Env) InstallPrevious(t *testing.T, chart string, values map[string]any) *Installed {
+	t.Helper()
+	r := e.releases(t)
+	ch := e.pullChart(t, chart, PreviousVersion)
 	// The `helm test` Pods' image is made from Debian's curl (see HelmTest) and never pulled.
-	images := Merge(merged, map[string]any{"tests": map[string]any{"image": map[string]any{"pullPolicy": "Never"}}})
-	merged = Merge(images, values)
-	release, err := helmrelease.ForRepoChart(e.Cluster.Kubeconfig(), e.RepoRoot, chart)
+	images := map[string]any{"tests": map[string]any{"image": map[string]any{"pullPolicy": "Never"}}}
+	release, err := helmrelease.ForChartName(e.Cluster.Kubeconfig(), ch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	begin := time.Now()
-	if err := release.InstallWait(ctx, merged, InstallTimeout); err != nil {
-		t.Fatalf("helm install --wait %s: %v\n%s", chart, err, e.PodReport(chart))
+	if err := release.InstallWait(context.Background(), Merge(images, values), InstallTimeout); err != nil {
+		t.Fatalf("helm install %s --version %s --wait: %v\n%s", r.chartRef(chart), PreviousVersion, err, e.PodReport(chart))
 	}
-	t.Logf("helm install --wait %s: Ready in %s", chart, time.Since(begin).Round(100*time.Millisecond))
+	t.Logf("helm install %s --version %s --wait: Ready in %s; %s", r.chartRef(chart), PreviousVersion,
+		time.Since(begin).Round(100*time.Millisecond), e.pulledImages(t, chart, PreviousVersion))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("Pods of %s at the failure:\n%s", chart, e.PodReport(chart))
 		}
 	})
-	return &Installed{Release: release, env: e, chart: chart, images: images}
+	return &Installed{Release: release, env: e, chart: chart, images: images, values: values}
 }
 
 // Installed is a release Install made.
@@ -145,6 +165,22 @@ type Installed struct {
 	chart string
 	// images are the image values Install set, which every upgrade keeps.
 	images map[string]any
+	// values are the release's values as last set.
+	values map[string]any
+}
+
+// UpgradeToCurrent is `helm upgrade <chart> oci://<registry>/charts/<chart> --version CurrentVersion --wait` with
+// the release's values: it fails the test unless every Pod is Ready within InstallTimeout, running images of the
+// current release that the node pulled.
+func (i *Installed) UpgradeToCurrent(t *testing.T) {
+	t.Helper()
+	ch := i.env.pullChart(t, i.chart, CurrentVersion)
+	begin := time.Now()
+	if err := i.UpgradeChartWait(context.Background(), ch, Merge(i.images, i.values), InstallTimeout); err != nil {
+		t.Fatalf("helm upgrade %s --version %s --wait: %v\n%s", i.chart, CurrentVersion, err, i.env.PodReport(i.chart))
+	}
+	t.Logf("helm upgrade %s %s --version %s --wait (from %s): Ready in %s; %s", i.chart, i.env.rel.chartRef(i.chart),
+		CurrentVersion, PreviousVersion, time.Since(begin).Round(100*time.Millisecond), i.env.pulledImages(t, i.chart, CurrentVersion))
 }
 
 // Upgrade is `helm upgrade --wait` to values on top of the image values Install set; it fails the test unless every
@@ -154,6 +190,7 @@ func (i *Installed) Upgrade(t *testing.T, what string, values map[string]any) {
 	if err := i.UpgradeWait(context.Background(), Merge(i.images, values), InstallTimeout); err != nil {
 		t.Fatalf("helm upgrade --wait %s (%s): %v\n%s", i.chart, what, err, i.env.PodReport(i.chart))
 	}
+	i.values = values
 }
 
 // Namespace creates a namespace named prefix and a random suffix, deleted (with everything in it) when the test ends.

@@ -62,7 +62,7 @@ func chartRelease(t *testing.T) *nodetier.Installed {
 	t.Helper()
 	if installed == nil {
 		importUpstreamImages(t)
-		installed = node.Install(t, nodeChart, "image", "apps-ingress-operator", nil)
+		installed = node.Install(t, nodeChart, nil)
 	}
 	return installed
 }

@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 
 func TestChartOnNode(t *testing.T) {
 	base := map[string]any{"bootstrapAdmin": map[string]any{"existingSecret": "ssvirt-admin"}}
-	release := node.Install(t, nodeChart, "image", "ssvirt-api", base)
+	release := node.Install(t, nodeChart, base)
 	node.AssertHardened(t, nodeChart, apiPods)
 	node.HelmTest(t, release.Release)
 	pvc, err := node.Kube.CoreV1().PersistentVolumeClaims(nodeChart).Get(context.Background(), nodeChart+"-data", metav1.GetOptions{})

@@ -26,10 +26,11 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
 )
 
-// The node tier of virtual-ingress (go test -tags node, make e2e-node): the chart installed with `helm install
-// --wait`, its status controller running as the chart's Pod from the image `make images` built, with the chart's
-// RBAC and nothing granted by the test, on Kyverno installed as users install it: from its own chart with `helm
-// install --wait`, its controllers as Pods on the node (two admission replicas behind its Service).
+// The node tier of virtual-ingress (go test -tags node, make e2e-node): the chart installed from a registry with `helm
+// install oci:// --wait` and upgraded to the next release, its status controller running as the chart's Pod from the
+// image the node pulled, with the chart's RBAC and nothing granted by the test, on Kyverno installed as users install
+// it: from its own chart with `helm install --wait`, its controllers as Pods on the node (two admission replicas
+// behind its Service).
 var node *nodetier.Env
 
 const (
@@ -45,8 +46,9 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// TestChartOnNode installs the chart with one engine, proves the controller Pod's work and the traffic through
-// Traefik, switches the engine with `helm upgrade --wait` and proves both again.
+// TestChartOnNode installs the previous release with one engine and resolves a VirtualIngress, upgrades to the current
+// release (which must not touch it), proves the controller Pod's work and the traffic through Traefik, switches the
+// engine with `helm upgrade --wait` and proves both again.
 func TestChartOnNode(t *testing.T) {
 	controller, err := traffic.Start(context.Background(), node.Cluster, node.Cluster.Dir(), os.Stderr)
 	if err != nil {
@@ -59,9 +61,12 @@ func TestChartOnNode(t *testing.T) {
 		}
 		_ = controller.Stop()
 	})
-	release := node.Install(t, chart, "controller.image", "virtual-ingress-controller",
-		map[string]any{"policy": map[string]any{"engine": policyengine.GeneratingPolicy}})
+	release := node.InstallPrevious(t, chart, map[string]any{"policy": map[string]any{"engine": policyengine.GeneratingPolicy}})
 	waitPolicies(t)
+	resolved := resolveBeforeUpgrade(t)
+	release.UpgradeToCurrent(t)
+	waitPolicies(t)
+	resolved.unchanged(t)
 	node.AssertHardened(t, chart, controllerPods)
 	node.HelmTest(t, release.Release)
 

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestChartOnNode(t *testing.T) {
-	release := node.Install(t, nodeChart, "image", "virtualservice-operator", map[string]any{
+	release := node.Install(t, nodeChart, map[string]any{
 		"replicaCount": 2,
 		"config":       map[string]any{"defaultNamespace": nodeProd, "developerNamespaces": []any{nodeDev}},
 	})

@@ -1,0 +1,263 @@
+package nodetier
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"helm.sh/helm/v3/pkg/chart"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/registry"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
+)
+
+// The node tier installs every chart as users get it: published by the release tool (what `make release` runs) to a
+// registry that only the node's containerd trusts, installed by `helm install oci://` with images the node pulls, and
+// upgraded from the previous release to the current one. Both releases are of the tree under test (no earlier
+// release of it exists to pull), as two versions.
+const (
+	PreviousVersion = "0.1.0-node.1"
+	CurrentVersion  = "0.1.0-node.2"
+)
+
+// registryPath is the path under the registry's host the releases are published to, as a team's registry would be.
+const registryPath = "virtual-ingress"
+
+// releases is the registry the node tier published to.
+type releases struct {
+	reg *registry.Registry
+	// base is host:port/path: images are base/<binary>:<version>, charts oci://base/charts/<chart>.
+	base string
+	// helmDir keeps Helm's registry configuration out of the user's home.
+	helmDir string
+}
+
+func (r *releases) chartRef(chart string) string { return "oci://" + r.base + "/charts/" + chart }
+
+// publish starts a registry over TLS on the host's end of the node's link, makes the node's containerd trust its CA
+// (and nothing else trust it), and publishes the two releases with the release tool.
+func (e *Env) publish(ctx context.Context) (*releases, error) {
+	dir := filepath.Join(e.Cluster.Dir(), "release")
+	if err := os.MkdirAll(filepath.Join(dir, "registry"), 0o755); err != nil {
+		return nil, err
+	}
+	reg, err := registry.Start(ctx, registry.Options{Dir: filepath.Join(dir, "registry"), IP: net.ParseIP(devcluster.HostIP)})
+	if err != nil {
+		return nil, err
+	}
+	e.stops = append(e.stops, reg.Stop)
+	if err := e.Cluster.TrustRegistry(reg.Host, reg.HostsTOML()); err != nil {
+		return nil, err
+	}
+	images, err := repo.Images(e.RepoRoot)
+	if err != nil {
+		return nil, err
+	}
+	r := &releases{reg: reg, base: reg.Host + "/" + registryPath, helmDir: filepath.Join(dir, "helm")}
+	for _, version := range []string{PreviousVersion, CurrentVersion} {
+		tree := filepath.Join(dir, version)
+		if err := stageTree(ctx, e.RepoRoot, tree, version, images); err != nil {
+			return nil, fmt.Errorf("staging release %s: %w", version, err)
+		}
+		begin := time.Now()
+		cmd := exec.CommandContext(ctx, "go", "run", "./tools/release", "--repo", tree,
+			"--registry", r.base, "--version", version, "--image", images, "--ca-file", reg.CAFile)
+		cmd.Dir = e.RepoRoot
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("release %s: %w\n%s\nregistry log:\n%s", version, err, out, reg.Logs())
+		}
+		fmt.Printf("release %s to %s (go run ./tools/release, build included) in %s:\n%s", version, r.base,
+			time.Since(begin).Round(10*time.Millisecond), out)
+	}
+	return r, nil
+}
+
+// stageTree makes dir what `make images VERSION=version` leaves on a clean commit of this tree: a git repository
+// holding the charts, and under _output/images each binary's layout for the node's platform, named version and
+// labelled with that commit. The images are those `make images` built, relabelled, not rebuilt: their builds are
+// reproducible, so a rebuild would differ only in the labels.
+func stageTree(ctx context.Context, root, dir, version, images string) error {
+	if err := os.CopyFS(filepath.Join(dir, "charts"), os.DirFS(filepath.Join(root, "charts"))); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("/_output/\n"), 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "release " + version}} {
+		if _, err := git(ctx, dir, args...); err != nil {
+			return err
+		}
+	}
+	revision, err := git(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	for _, pair := range strings.Fields(images) {
+		binary, _, _ := strings.Cut(pair, "=")
+		in := filepath.Join(root, "_output", "images", binary)
+		if err := relabel(in, filepath.Join(dir, "_output", "images", binary), version, revision); err != nil {
+			return fmt.Errorf("%s (run `make images`): %w", in, err)
+		}
+	}
+	return nil
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=node tier", "GIT_AUTHOR_EMAIL=node-tier@example.invalid",
+		"GIT_COMMITTER_NAME=node tier", "GIT_COMMITTER_EMAIL=node-tier@example.invalid", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// relabel writes to out the node's platform of the image index in the layout in, with the version and revision
+// labels and the layout's ref name tools/images gives them.
+func relabel(in, out, version, revision string) error {
+	top, err := layout.ImageIndexFromPath(in)
+	if err != nil {
+		return err
+	}
+	im, err := top.IndexManifest()
+	if err != nil {
+		return err
+	}
+	if len(im.Manifests) != 1 {
+		return fmt.Errorf("%d manifests, want the one index `make images` writes", len(im.Manifests))
+	}
+	idx, err := top.ImageIndex(im.Manifests[0].Digest)
+	if err != nil {
+		return err
+	}
+	platforms, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	staged := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, m := range platforms.Manifests {
+		if m.Platform == nil || m.Platform.OS != "linux" || m.Platform.Architecture != runtime.GOARCH {
+			continue
+		}
+		img, err := idx.Image(m.Digest)
+		if err != nil {
+			return err
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			return err
+		}
+		cf = cf.DeepCopy()
+		cf.Config.Labels["org.opencontainers.image.version"] = version
+		cf.Config.Labels["org.opencontainers.image.revision"] = revision
+		if img, err = mutate.ConfigFile(img, cf); err != nil {
+			return err
+		}
+		staged = mutate.AppendManifests(staged, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: m.Platform}})
+	}
+	if m, err := staged.IndexManifest(); err != nil || len(m.Manifests) == 0 {
+		return fmt.Errorf("no linux/%s image (%v)", runtime.GOARCH, err)
+	}
+	l, err := layout.Write(out, empty.Index)
+	if err != nil {
+		return err
+	}
+	return l.AppendIndex(staged, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": version}))
+}
+
+// releases publishes both releases on the first call of the test binary and returns where.
+func (e *Env) releases(t *testing.T) *releases {
+	t.Helper()
+	e.published.Do(func() { e.rel, e.publishErr = e.publish(context.Background()) })
+	if e.publishErr != nil {
+		t.Fatal(e.publishErr)
+	}
+	return e.rel
+}
+
+// pullChart is `helm pull oci://<registry>/charts/<chart> --version <version> --ca-file <the registry's CA>`.
+func (e *Env) pullChart(t *testing.T, name, version string) *chart.Chart {
+	t.Helper()
+	r := e.releases(t)
+	ch, err := helmrelease.PullOCI(r.chartRef(name), version, r.reg.CAFile, r.helmDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// pulledRE is the kubelet's event for an image it pulled.
+var pulledRE = regexp.MustCompile(`^Successfully pulled image "([^"]+)" in (\S+)`)
+
+// pulledImages checks that every container of the namespace's running Pods that runs an image of the registry runs
+// version's, and that the kubelet pulled it (its Pulled event); it returns the pull times for the log.
+func (e *Env) pulledImages(t *testing.T, namespace, version string) string {
+	t.Helper()
+	ctx := context.Background()
+	prefix := e.rel.base + "/"
+	var pulls []string
+	seen := map[string]bool{}
+	Eventually(t, time.Minute, "the kubelet's Pulled events of the release's images", func() (bool, string, error) {
+		pods, err := e.Kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		want := map[string]bool{}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			for _, cs := range p.Status.ContainerStatuses {
+				if !strings.HasPrefix(cs.Image, prefix) {
+					continue
+				}
+				if !strings.HasSuffix(cs.Image, ":"+version) {
+					return false, fmt.Sprintf("Pod %s runs %s", p.Name, cs.Image), nil
+				}
+				want[cs.Image] = true
+			}
+		}
+		if len(want) == 0 {
+			return false, "no running Pod runs an image of " + prefix, nil
+		}
+		events, err := e.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Pulled"})
+		if err != nil {
+			return false, "", err
+		}
+		for _, ev := range events.Items {
+			if m := pulledRE.FindStringSubmatch(ev.Message); m != nil && want[m[1]] && !seen[m[1]] {
+				seen[m[1]] = true
+				pulls = append(pulls, strings.TrimPrefix(m[1], prefix)+" pulled by the node in "+m[2])
+			}
+		}
+		for image := range want {
+			if !seen[image] {
+				return false, "no Pulled event for " + image, nil
+			}
+		}
+		return true, "", nil
+	})
+	slices.Sort(pulls)
+	return strings.Join(pulls, ", ")
+}
