@@ -210,22 +210,26 @@ func (e *Env) pullChart(t *testing.T, name, version string) *chart.Chart {
 // pulledRE is the kubelet's event for an image it pulled.
 var pulledRE = regexp.MustCompile(`^Successfully pulled image "([^"]+)" in (\S+)`)
 
-// pulledImages checks that every container of the namespace's running Pods that runs an image of the registry runs
-// version's, and that the kubelet pulled it (its Pulled event); it returns the pull times for the log.
+// pulledImages waits until no Pod of the namespace is terminating, every container that runs an image of the registry
+// runs version's, and the kubelet's Pulled event of each is there; it returns the pull times for the log.
 func (e *Env) pulledImages(t *testing.T, namespace, version string) string {
 	t.Helper()
 	ctx := context.Background()
 	prefix := e.rel.base + "/"
 	var pulls []string
 	seen := map[string]bool{}
-	Eventually(t, time.Minute, "the kubelet's Pulled events of the release's images", func() (bool, string, error) {
+	Eventually(t, 2*time.Minute, "the release's Pods on its images, pulled by the kubelet", func() (bool, string, error) {
 		pods, err := e.Kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
 		}
 		want := map[string]bool{}
 		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			// The Pods an upgrade replaced are waited for until they are gone: the checks that follow read every Pod.
+			if p.DeletionTimestamp != nil {
+				return false, "Pod " + p.Name + " is terminating", nil
+			}
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue
 			}
 			for _, cs := range p.Status.ContainerStatuses {
@@ -233,7 +237,7 @@ func (e *Env) pulledImages(t *testing.T, namespace, version string) string {
 					continue
 				}
 				if !strings.HasSuffix(cs.Image, ":"+version) {
-					return false, fmt.Sprintf("Pod %s runs %s", p.Name, cs.Image), nil
+					return false, fmt.Sprintf("Pod %s still runs %s", p.Name, cs.Image), nil
 				}
 				want[cs.Image] = true
 			}
