@@ -6,6 +6,9 @@
 //	go run ./tools/release --registry registry.example/team --version 1.2.3 \
 //	    --image virtual-ingress-controller=virtual-ingress ...
 //
+// With --sign-key KEY every pushed image index and chart is signed as `cosign sign --key` signs, so that users
+// check them with `cosign verify --key`.
+//
 // With --oci-layout DIR nothing is pushed: DIR becomes one OCI layout holding every image and chart, each named by
 // the reference it would have been pushed to, and `release load --layout DIR` pushes it later (air-gapped sites).
 package main
@@ -70,6 +73,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&o.overwrite, "overwrite-prerelease", false, "replace a pre-release (1.2.3-rc.1) that already exists; a release is never replaced")
 	fs.StringVar(&o.layoutOut, "oci-layout", "", "write every image and chart into this OCI layout instead of pushing")
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM CA bundle to trust for the registry, in addition to the system's")
+	fs.StringVar(&o.signKey, "sign-key", "", "sign every pushed image and chart with this ECDSA P-256 private key (unencrypted PEM), as `cosign sign --key` does")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -83,7 +87,7 @@ type options struct {
 	registry, version                      string
 	images                                 pairs
 	repoRoot, imagesDir, chartsDir, caFile string
-	layoutOut                              string
+	layoutOut, signKey                     string
 	dryRun, overwrite                      bool
 }
 
@@ -94,6 +98,9 @@ func (o options) validate() error {
 	}
 	if len(o.images) == 0 {
 		errs = append(errs, errors.New("no --image binary=chart given"))
+	}
+	if o.signKey != "" && o.layoutOut != "" {
+		errs = append(errs, errors.New("--sign-key with --oci-layout: a bundle is not signed; sign its manifests after `release load` (cosign sign --key)"))
 	}
 	if strings.Contains(o.registry, "://") || strings.HasSuffix(o.registry, "/") || o.registry == "" {
 		errs = append(errs, fmt.Errorf("--registry %q: want host[:port][/path], no scheme, no trailing slash", o.registry))

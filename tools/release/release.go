@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"helm.sh/helm/v3/pkg/registry"
 )
@@ -74,6 +75,12 @@ func release(ctx context.Context, o options, out io.Writer) error {
 	if o.layoutOut != "" {
 		return writeBundle(ctx, p, o.layoutOut, o.dryRun, out)
 	}
+	var s *signer
+	if o.signKey != "" {
+		if s, err = loadSigner(o.signKey); err != nil {
+			return err
+		}
+	}
 	t, err := newTarget(ctx, o.caFile)
 	if err != nil {
 		return err
@@ -83,13 +90,17 @@ func release(ctx context.Context, o options, out io.Writer) error {
 	}
 	if o.dryRun {
 		printPlan(out, p, "would push")
+		if s != nil {
+			fmt.Fprintf(out, "would sign every image and chart with %s\n", o.signKey)
+		}
 		return nil
 	}
-	return push(p, t, out)
+	return push(p, t, s, out)
 }
 
-// push sends the images first, so that no published chart ever names an image that is not there yet.
-func push(p plan, t *target, out io.Writer) error {
+// push sends the images first, so that no published chart ever names an image that is not there yet, and signs each
+// after its push when s is not nil.
+func push(p plan, t *target, s *signer, out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	defer w.Flush()
 	for _, im := range p.images {
@@ -102,6 +113,9 @@ func push(p plan, t *target, out io.Writer) error {
 			return fmt.Errorf("pushing %s: %w", ref, err)
 		}
 		fmt.Fprintf(w, "pushed image\t%s\t%s\t%s\n", ref, im.digest, time.Since(start).Round(time.Millisecond))
+		if err := signed(w, s, t, ref.String(), im.digest); err != nil {
+			return err
+		}
 	}
 	for _, c := range p.charts {
 		start := time.Now()
@@ -111,7 +125,28 @@ func push(p plan, t *target, out io.Writer) error {
 			return fmt.Errorf("pushing chart %s: %w", p.chartRef(c.name), err)
 		}
 		fmt.Fprintf(w, "pushed chart\t%s\t%s\t%s\n", res.Ref, res.Manifest.Digest, time.Since(start).Round(time.Millisecond))
+		digest, err := v1.NewHash(res.Manifest.Digest)
+		if err != nil {
+			return err
+		}
+		if err := signed(w, s, t, p.chartRef(c.name), digest); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// signed signs ref's manifest (digest) when s is not nil and says so on w.
+func signed(w io.Writer, s *signer, t *target, ref string, digest v1.Hash) error {
+	if s == nil {
+		return nil
+	}
+	start := time.Now()
+	sig, err := s.sign(t, ref, digest)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "signed\t%s\t%s\t%s\n", sig, digest, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -44,6 +44,8 @@ const registryPath = "virtual-ingress"
 // releases is the registry the node tier published to.
 type releases struct {
 	reg *registry.Registry
+	// publicKey verifies the releases' signatures; cosign is the pinned cosign that does (bin/cosign).
+	publicKey, cosign string
 	// base is host:port/path: images are base/<binary>:<version>, charts oci://base/charts/<chart>.
 	base string
 	// helmDir keeps Helm's registry configuration out of the user's home.
@@ -53,7 +55,7 @@ type releases struct {
 func (r *releases) chartRef(chart string) string { return "oci://" + r.base + "/charts/" + chart }
 
 // publish starts a registry over TLS on the host's end of the node's link, makes the node's containerd trust its CA
-// (and nothing else trust it), and publishes the two releases with the release tool.
+// (and nothing else trust it), and publishes the two releases with the release tool, signed with a key of its own.
 func (e *Env) publish(ctx context.Context) (*releases, error) {
 	dir := filepath.Join(e.Cluster.Dir(), "release")
 	if err := os.MkdirAll(filepath.Join(dir, "registry"), 0o755); err != nil {
@@ -71,7 +73,16 @@ func (e *Env) publish(ctx context.Context) (*releases, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &releases{reg: reg, base: reg.Host + "/" + registryPath, helmDir: filepath.Join(dir, "helm")}
+	cosign := filepath.Join(e.RepoRoot, "bin", "cosign")
+	if _, err := os.Stat(cosign); err != nil {
+		return nil, fmt.Errorf("%w: run `make bin/cosign` (make e2e-node does)", err)
+	}
+	privateKey, publicKey, err := registry.WriteKeyPair(dir, "release")
+	if err != nil {
+		return nil, err
+	}
+	r := &releases{reg: reg, base: reg.Host + "/" + registryPath, helmDir: filepath.Join(dir, "helm"),
+		publicKey: publicKey, cosign: cosign}
 	for _, version := range []string{PreviousVersion, CurrentVersion} {
 		tree := filepath.Join(dir, version)
 		if err := stageTree(ctx, e.RepoRoot, tree, version, images); err != nil {
@@ -79,7 +90,7 @@ func (e *Env) publish(ctx context.Context) (*releases, error) {
 		}
 		begin := time.Now()
 		cmd := exec.CommandContext(ctx, "go", "run", "./tools/release", "--repo", tree,
-			"--registry", r.base, "--version", version, "--image", images, "--ca-file", reg.CAFile)
+			"--registry", r.base, "--version", version, "--image", images, "--ca-file", reg.CAFile, "--sign-key", privateKey)
 		cmd.Dir = e.RepoRoot
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -196,15 +207,58 @@ func (e *Env) releases(t *testing.T) *releases {
 	return e.rel
 }
 
-// pullChart is `helm pull oci://<registry>/charts/<chart> --version <version> --ca-file <the registry's CA>`.
+// pullChart is `cosign verify --key` of the chart and of the image its values name, then `helm pull
+// oci://<registry>/charts/<chart> --version <version> --ca-file <the registry's CA>`: what a user installing a signed
+// release does.
 func (e *Env) pullChart(t *testing.T, name, version string) *chart.Chart {
 	t.Helper()
 	r := e.releases(t)
+	chartRef := strings.TrimPrefix(r.chartRef(name), "oci://") + ":" + version
+	r.verify(t, chartRef)
 	ch, err := helmrelease.PullOCI(r.chartRef(name), version, r.reg.CAFile, r.helmDir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	image, err := chartImage(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(image, r.base+"/") {
+		t.Fatalf("chart %s %s names image %s, not one of the release's (%s/...)", name, version, image, r.base)
+	}
+	r.verify(t, image)
 	return ch
+}
+
+// verify fails the test unless cosign verifies ref's signature with the releases' public key.
+func (r *releases) verify(t *testing.T, ref string) {
+	t.Helper()
+	begin := time.Now()
+	if out, err := r.reg.Verify(context.Background(), r.cosign, filepath.Join(r.helmDir, "cosign"), r.publicKey, ref); err != nil {
+		t.Fatalf("cosign verify --key %s %s: %v\n%s", r.publicKey, ref, err, out)
+	}
+	t.Logf("cosign verify --key <the release key> %s: verified in %s", ref, time.Since(begin).Round(10*time.Millisecond))
+}
+
+// chartImage is the controller image a released chart's default values name (image or controller.image): its
+// repository and its tag, which defaults to the chart's appVersion.
+func chartImage(ch *chart.Chart) (string, error) {
+	for _, path := range [][]string{{"image"}, {"controller", "image"}} {
+		v := ch.Values
+		for _, key := range path {
+			v, _ = v[key].(map[string]any)
+		}
+		repository, _ := v["repository"].(string)
+		if repository == "" {
+			continue
+		}
+		tag, _ := v["tag"].(string)
+		if tag == "" {
+			tag = ch.Metadata.AppVersion
+		}
+		return repository + ":" + tag, nil
+	}
+	return "", fmt.Errorf("chart %s: no image.repository or controller.image.repository in its values", ch.Name())
 }
 
 // pulledRE is the kubelet's event for an image it pulled.
