@@ -26,10 +26,9 @@ import (
 // reads it: a manifest tagged sha256-<hex>.sig in the signed artifact's repository, one layer holding the payload
 // below, the payload's ECDSA signature in the layer's annotation. Written here with go-containerregistry and the
 // standard library: cosign as a library would add some 270 modules to the tool.
-const (
-	simpleSigningMediaType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
-	signatureAnnotation                    = "dev.cosignproject.cosign/signature"
-)
+const simpleSigningMediaType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+
+const signatureAnnotation = "dev.cosignproject.cosign/signature"
 
 // simpleSigning is the payload cosign signs: which manifest digest, under which repository.
 type simpleSigning struct {

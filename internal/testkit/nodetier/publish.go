@@ -187,8 +187,12 @@ func relabel(in, out, version, revision string) error {
 		}
 		staged = mutate.AppendManifests(staged, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: m.Platform}})
 	}
-	if m, err := staged.IndexManifest(); err != nil || len(m.Manifests) == 0 {
-		return fmt.Errorf("no linux/%s image (%v)", runtime.GOARCH, err)
+	m, err := staged.IndexManifest()
+	if err != nil {
+		return err
+	}
+	if len(m.Manifests) == 0 {
+		return fmt.Errorf("no linux/%s image", runtime.GOARCH)
 	}
 	l, err := layout.Write(out, empty.Index)
 	if err != nil {
