@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/policyengine"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
@@ -46,9 +47,10 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// TestChartOnNode installs the previous release with one engine and resolves a VirtualIngress, upgrades to the current
-// release (which must not touch it), proves the controller Pod's work and the traffic through Traefik, switches the
-// engine with `helm upgrade --wait` and proves both again.
+// TestChartOnNode installs the previous release with one engine and resolves a VirtualIngress served through Traefik,
+// upgrades to the current release with requests flowing (none may fail, the VirtualIngress must not be written nor
+// its Ingress recreated), proves the controller Pod's work and the traffic, switches the engine with `helm upgrade
+// --wait` under the same conditions and proves both again.
 func TestChartOnNode(t *testing.T) {
 	controller, err := traffic.Start(context.Background(), node.Cluster, node.Cluster.Dir(), os.Stderr)
 	if err != nil {
@@ -64,9 +66,12 @@ func TestChartOnNode(t *testing.T) {
 	release := node.InstallPrevious(t, chart, map[string]any{"policy": map[string]any{"engine": policyengine.GeneratingPolicy}})
 	waitPolicies(t)
 	resolved := resolveBeforeUpgrade(t)
+	during := resolved.sendRequests()
 	release.UpgradeToCurrent(t)
 	waitPolicies(t)
-	resolved.unchanged(t)
+	upgrade := fmt.Sprintf("helm upgrade %s → %s", nodetier.PreviousVersion, nodetier.CurrentVersion)
+	resolved.unchanged(t, upgrade)
+	during.check(t, upgrade)
 	node.AssertHardened(t, chart, controllerPods)
 	node.HelmTest(t, release.Release)
 
@@ -75,8 +80,11 @@ func TestChartOnNode(t *testing.T) {
 	t.Run("metrics answer an authorised token only", testMetricsAuthorised)
 	t.Run("the controller Pod deleted during 200 creations", testPodDeletedMidway)
 
+	during = resolved.sendRequests()
 	release.Upgrade(t, "to "+policyengine.ClusterPolicy, map[string]any{"policy": map[string]any{"engine": policyengine.ClusterPolicy}})
 	waitPolicies(t)
+	resolved.unchanged(t, "the engine switch to "+policyengine.ClusterPolicy)
+	during.check(t, "the engine switch to "+policyengine.ClusterPolicy)
 	node.HelmTest(t, release.Release)
 	t.Run(policyengine.ClusterPolicy, func(t *testing.T) { readyThroughThePod(t) })
 	t.Run(policyengine.ClusterPolicy+" traffic", testTraffic)
@@ -113,7 +121,7 @@ func createLabelledService(t *testing.T, ns string, labels map[string]string) {
 // waitCondition waits until what (get reads it) is Ready=status with reason, and messageHas in the message.
 func waitCondition(t *testing.T, what string, get func() (*unstructured.Unstructured, error), status, reason, messageHas string) {
 	t.Helper()
-	nodetier.Eventually(t, 2*time.Minute, fmt.Sprintf("%s Ready=%s %s", what, status, reason), func() (bool, string, error) {
+	poll.Until(t, 2*time.Minute, fmt.Sprintf("%s Ready=%s %s", what, status, reason), func() (bool, string, error) {
 		obj, err := get()
 		if err != nil {
 			return false, "", err
@@ -208,7 +216,7 @@ func testMetricsAuthorised(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	nodetier.Eventually(t, 30*time.Second, "metrics for the scraper (RBAC is cached briefly)", func() (bool, string, error) {
+	poll.Until(t, 30*time.Second, "metrics for the scraper (RBAC is cached briefly)", func() (bool, string, error) {
 		code, body := scrape("scraper")
 		return code == http.StatusOK && strings.Contains(body, "controller_runtime_reconcile_total"), fmt.Sprint(code), nil
 	})
@@ -250,7 +258,7 @@ func testPodDeletedMidway(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Gone, not only terminating: the second half can only be the new Pod's work.
-	nodetier.Eventually(t, time.Minute, "the deleted controller Pod gone", func() (bool, string, error) {
+	poll.Until(t, time.Minute, "the deleted controller Pod gone", func() (bool, string, error) {
 		_, err := node.Kube.CoreV1().Pods(chart).Get(ctx, old, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), "", nil
 	})
@@ -272,7 +280,7 @@ func testPodDeletedMidway(t *testing.T) {
 func waitAllReady(t *testing.T, vis dynamic.ResourceInterface, total int, timeout time.Duration) time.Duration {
 	t.Helper()
 	begin := time.Now()
-	nodetier.Eventually(t, timeout, fmt.Sprintf("all %d VirtualIngresses Ready=True", total), func() (bool, string, error) {
+	poll.Until(t, timeout, fmt.Sprintf("all %d VirtualIngresses Ready=True", total), func() (bool, string, error) {
 		list, err := vis.List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return false, "", err

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
 )
@@ -70,7 +70,7 @@ func testTraffic(t *testing.T) {
 func expect(t *testing.T, client *traffic.Client, hostname, path, backend string) traffic.Response {
 	t.Helper()
 	var got traffic.Response
-	nodetier.Eventually(t, time.Minute, fmt.Sprintf("GET %s%s answered by %q", hostname, path, backend), func() (bool, string, error) {
+	poll.Until(t, time.Minute, fmt.Sprintf("GET %s%s answered by %q", hostname, path, backend), func() (bool, string, error) {
 		var err error
 		got, err = client.Get(context.Background(), hostname, path)
 		if err != nil {
@@ -237,7 +237,7 @@ func assertParentsFromTraefik(t *testing.T, vhr *unstructured.Unstructured) {
 func testQuietIngress(t *testing.T, tn tenant) {
 	ingresses := node.Kube.NetworkingV1().Ingresses(tn.ns)
 	var rv, name string
-	nodetier.Eventually(t, time.Minute, "the generated Ingress's status.loadBalancer written by Traefik", func() (bool, string, error) {
+	poll.Until(t, time.Minute, "the generated Ingress's status.loadBalancer written by Traefik", func() (bool, string, error) {
 		list, err := ingresses.List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
