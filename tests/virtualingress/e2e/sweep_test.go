@@ -96,7 +96,14 @@ func testRestartWritesNothing(t *testing.T) {
 // Kyverno's start-up work carries many triggers).
 func watchUpdateRequests(t *testing.T, ns string) func() map[string][]string {
 	t.Helper()
-	w, err := env.dyn.Resource(devcluster.UpdateRequestGVR).Namespace(devcluster.KyvernoNamespace).Watch(context.Background(), metav1.ListOptions{})
+	urs := env.dyn.Resource(devcluster.UpdateRequestGVR).Namespace(devcluster.KyvernoNamespace)
+	// From the list's resourceVersion: a watch from none would first replay every UpdateRequest that exists, and
+	// Kyverno keeps completed ones (this namespace's own generations among them) for a while.
+	existing, err := urs.List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := urs.Watch(context.Background(), metav1.ListOptions{ResourceVersion: existing.GetResourceVersion()})
 	if err != nil {
 		t.Fatal(err)
 	}
