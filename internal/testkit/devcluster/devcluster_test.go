@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // The cluster tests build binaries (minutes, once) and start processes (seconds to a minute), so they sit behind
@@ -92,20 +93,13 @@ func needCluster(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
 	return kubernetes.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
 }
 
-// eventually polls cond every 200 ms until it holds or timeout passes.
+// eventually waits (poll.Until) until cond holds or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	for time.Now().Before(deadline) {
+	poll.Until(t, timeout, what, func() (bool, string, error) {
 		ok, err := cond()
-		if ok {
-			return
-		}
-		lastErr = err
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
+		return ok, "", err
+	})
 }
 
 func TestGarbageCollection(t *testing.T) {

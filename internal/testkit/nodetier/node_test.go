@@ -22,6 +22,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // The node proving itself (go test -tags node, part of make e2e-node; root on Linux): Pods, Services, cluster DNS,
@@ -76,7 +77,7 @@ func kube(t *testing.T) kubernetes.Interface {
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	nodetier.Eventually(t, timeout, what, func() (bool, string, error) {
+	poll.Until(t, timeout, what, func() (bool, string, error) {
 		ok, err := cond()
 		return ok, "", err
 	})

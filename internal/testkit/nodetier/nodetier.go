@@ -315,22 +315,6 @@ func (e *Env) AssertHardened(t *testing.T, namespace, selector string, allowed .
 	}
 }
 
-// Eventually polls cond every 200 ms until it holds or timeout passes; detail says what was seen last.
-func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (ok bool, detail string, err error)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var detail string
-	var err error
-	for time.Now().Before(deadline) {
-		var ok bool
-		if ok, detail, err = cond(); ok {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s (last seen: %s, error: %v)", what, timeout, detail, err)
-}
-
 // EchoPod is a Pod of the node's echo workload (devcluster.EchoImage) serving HTTP on its port "http" (8080), Ready
 // once it answers there; its name is also what it answers with.
 func EchoPod(name string, labels map[string]string) *corev1.Pod {

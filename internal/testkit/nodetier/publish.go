@@ -25,6 +25,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/registry"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
@@ -276,7 +277,7 @@ func (e *Env) pulledImages(t *testing.T, namespace, version string) string {
 	prefix := e.rel.base + "/"
 	var pulls []string
 	seen := map[string]bool{}
-	Eventually(t, 2*time.Minute, "the release's Pods on its images, pulled by the kubelet", func() (bool, string, error) {
+	poll.Until(t, 2*time.Minute, "the release's Pods on its images, pulled by the kubelet", func() (bool, string, error) {
 		pods, err := e.Kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err

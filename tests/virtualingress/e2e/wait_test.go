@@ -13,9 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
@@ -23,19 +23,10 @@ import (
 // `make bench`); the margin absorbs a loaded 2-core CI machine.
 const convergeTimeout = 60 * time.Second
 
-// eventually polls cond until it returns true; on timeout the test fails with the last observation.
+// eventually waits (poll.Until) until cond holds, for at most convergeTimeout.
 func eventually(t *testing.T, what string, cond func() (bool, string, error)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, convergeTimeout, true,
-		func(context.Context) (bool, error) {
-			ok, observed, err := cond()
-			last = observed
-			return ok, err
-		})
-	if err != nil {
-		t.Fatalf("%s: %v; last observed: %s", what, err, last)
-	}
+	poll.Until(t, convergeTimeout, what, cond)
 }
 
 // dumpKyvernoLogsOnFailure prints the Kyverno logs when the test fails: they say why a policy did not act.

@@ -19,29 +19,21 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
 )
 
 // deadline bounds every wait for the operator: it is meant to converge within seconds.
 const deadline = 20 * time.Second
 
-// eventually polls check until it returns nil, failing the test with check's last error at the deadline.
+// eventually waits (poll.Until) until check returns nil, failing the test with check's last error at the deadline.
 func eventually(t *testing.T, what string, check func(context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, deadline, true, func(ctx context.Context) (bool, error) {
-		err := check(ctx)
-		if err != nil && ctx.Err() != nil && last != nil {
-			return false, nil // the deadline cut this call short; keep the previous, telling error
-		}
-		last = err
-		return err == nil, nil
+	poll.Until(t, deadline, what, func() (bool, string, error) {
+		err := check(t.Context())
+		return err == nil, "", err
 	})
-	if err != nil {
-		t.Fatalf("%s: not within %s: %v", what, deadline, last)
-	}
 }
 
 func getVS(ctx context.Context, ns, name string) (*unstructured.Unstructured, error) {

@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -112,7 +112,7 @@ func TestHostedAPIThroughControlPlaneService(t *testing.T) {
 	key := types.NamespacedName{Namespace: localenv.ClustersNS, Name: name}
 	t.Cleanup(func() { deleteAppsIngress(t, key) })
 	backend := "kube-apiserver." + hcp + ".svc.cluster.local:6443"
-	nodetier.Eventually(t, 3*time.Minute, "Ready through "+backend, func() (bool, string, error) {
+	poll.Until(t, 3*time.Minute, "Ready through "+backend, func() (bool, string, error) {
 		ai, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
@@ -131,7 +131,7 @@ func TestHostedAPIThroughControlPlaneService(t *testing.T) {
 	probeNS := node.Namespace(t, "cp-probe-")
 	probe := runProbePod(t, probeNS)
 	apiName := "api." + name + "." + localenv.BaseDomain
-	nodetier.Eventually(t, 2*time.Minute, "the hosted API through the proxy and the control plane Service", func() (bool, string, error) {
+	poll.Until(t, 2*time.Minute, "the hosted API through the proxy and the control plane Service", func() (bool, string, error) {
 		out, err := node.Cluster.Exec(ctx, probeNS, probe, "probe", "curl", "-sk", "-m", "5",
 			"--resolve", apiName+":6443:"+proxySvc.Spec.ClusterIP, "https://"+apiName+":6443/readyz")
 		return err == nil && out == "ok", out, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes/routestest"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -80,7 +81,7 @@ func TestChartOnNode(t *testing.T) {
 	if err := env.CreateAppsIngress(ctx, hostedName, localenv.Ports{RouterHTTP: 80, RouterHTTPS: 443}); err != nil {
 		t.Fatal(err)
 	}
-	nodetier.Eventually(t, 2*time.Minute, "AppsIngress Ready", func() (bool, string, error) {
+	poll.Until(t, 2*time.Minute, "AppsIngress Ready", func() (bool, string, error) {
 		ai, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Get(ctx, hostedName, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
@@ -102,7 +103,7 @@ func TestChartOnNode(t *testing.T) {
 	}
 	apiName := "api." + hostedName + "." + localenv.BaseDomain
 	for _, name := range []string{apiName, "console.apps." + hostedName + "." + localenv.BaseDomain} {
-		nodetier.Eventually(t, 3*time.Minute, "the chart's CoreDNS answering "+name+" from a Pod", func() (bool, string, error) {
+		poll.Until(t, 3*time.Minute, "the chart's CoreDNS answering "+name+" from a Pod", func() (bool, string, error) {
 			out, err := node.Cluster.Exec(ctx, client.Namespace, client.Name, "echo", "/usr/local/bin/echo", "lookup", name,
 				"--server", dnsSvc.Spec.ClusterIP+":53")
 			return err == nil && strings.TrimSpace(out) == proxySvc.Spec.ClusterIP, out, err
@@ -114,7 +115,7 @@ func TestChartOnNode(t *testing.T) {
 			t.Logf("HAProxy's ConfigMaps (%v):\n%s", err, routestest.Dump(files))
 		}
 	})
-	nodetier.Eventually(t, 3*time.Minute, "the hosted API server through the chart's HAProxy", func() (bool, string, error) {
+	poll.Until(t, 3*time.Minute, "the hosted API server through the chart's HAProxy", func() (bool, string, error) {
 		out, err := node.Cluster.Exec(ctx, client.Namespace, client.Name, "echo", "/usr/local/bin/echo", "get",
 			"https://"+apiName+":6443/readyz", "--connect", proxySvc.Spec.ClusterIP+":6443")
 		return err == nil && strings.HasPrefix(out, "200 OK") && strings.HasSuffix(out, "ok"), out, err

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -82,7 +82,7 @@ func runProbePod(t *testing.T, namespace string) string {
 	if _, err := node.Kube.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	nodetier.Eventually(t, time.Minute, "the probe Pod running", func() (bool, string, error) {
+	poll.Until(t, time.Minute, "the probe Pod running", func() (bool, string, error) {
 		p, err := node.Kube.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
@@ -137,7 +137,7 @@ func assertAttached(t *testing.T, selector, attachment, address string) {
 	t.Helper()
 	// helm --wait returns once the new Pods are Ready; the old ReplicaSet's Pods, which have no attachment, may still
 	// be listed for a moment.
-	nodetier.Eventually(t, time.Minute, "every Pod "+selector+" with a "+attachment+" leg at "+address, func() (bool, string, error) {
+	poll.Until(t, time.Minute, "every Pod "+selector+" with a "+attachment+" leg at "+address, func() (bool, string, error) {
 		pods, err := node.Kube.CoreV1().Pods(nodeChart).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
 		if err != nil || len(pods.Items) == 0 {
 			return false, "no Pods", err

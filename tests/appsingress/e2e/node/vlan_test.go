@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -134,7 +135,7 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 	}
 	expect := func(what string, run func(...string) (string, error), args []string, want string) {
 		t.Helper()
-		nodetier.Eventually(t, 2*time.Minute, what, func() (bool, string, error) {
+		poll.Until(t, 2*time.Minute, what, func() (bool, string, error) {
 			out, err := run(args...)
 			return err == nil && out == want, out, nil
 		})
@@ -147,7 +148,7 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 	if out, err := inPod(localenv.DigArgs(dnsSvc.Spec.ClusterIP, "53", name)...); err != nil || out != proxyIP {
 		t.Fatalf("Ready, but the pod-network view answers %q (%v), not %s", out, err, proxyIP)
 	}
-	nodetier.Eventually(t, time.Second, "the VLAN view answering "+localenv.RouterA+" once Ready", func() (bool, string, error) {
+	poll.Until(t, time.Second, "the VLAN view answering "+localenv.RouterA+" once Ready", func() (bool, string, error) {
 		out, err := vlan(localenv.DigArgs(vlanServer, vlanPort, name)...)
 		return err == nil && out == localenv.RouterA, out, nil
 	})
@@ -168,7 +169,7 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 	if out, err := inPod(localenv.DigArgs(dnsSvc.Spec.ClusterIP, "53", name)...); err != nil || out != proxyIP {
 		t.Fatalf("Ready at %s, but the pod-network view answers %q (%v)", localenv.RouterB, out, err)
 	}
-	nodetier.Eventually(t, time.Second, "the VLAN view answering "+localenv.RouterB+" once Ready", func() (bool, string, error) {
+	poll.Until(t, time.Second, "the VLAN view answering "+localenv.RouterB+" once Ready", func() (bool, string, error) {
 		out, err := vlan(localenv.DigArgs(vlanServer, vlanPort, name)...)
 		return err == nil && out == localenv.RouterB, out, nil
 	})
@@ -230,7 +231,7 @@ func deleteAppsIngress(t *testing.T, key types.NamespacedName) {
 	if err := res.Delete(ctx, key.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	nodetier.Eventually(t, 2*time.Minute, "AppsIngress "+key.String()+" gone", func() (bool, string, error) {
+	poll.Until(t, 2*time.Minute, "AppsIngress "+key.String()+" gone", func() (bool, string, error) {
 		_, err := res.Get(ctx, key.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
 	})
@@ -239,7 +240,7 @@ func deleteAppsIngress(t *testing.T, key types.NamespacedName) {
 // waitAppsIngress waits until cond holds of the object's phase and externalIPs.
 func waitAppsIngress(t *testing.T, key types.NamespacedName, what string, timeout time.Duration, cond func(phase string, ips []string) bool) {
 	t.Helper()
-	nodetier.Eventually(t, timeout, key.String()+" "+what, func() (bool, string, error) {
+	poll.Until(t, timeout, key.String()+" "+what, func() (bool, string, error) {
 		ai, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
@@ -253,7 +254,7 @@ func waitAppsIngress(t *testing.T, key types.NamespacedName, what string, timeou
 
 func waitCondition(t *testing.T, key types.NamespacedName, typ, status string, timeout time.Duration) {
 	t.Helper()
-	nodetier.Eventually(t, timeout, key.String()+" "+typ+"="+status, func() (bool, string, error) {
+	poll.Until(t, timeout, key.String()+" "+typ+"="+status, func() (bool, string, error) {
 		ai, err := node.Dyn.Resource(localenv.AppsIngressGVR).Namespace(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/kubeobj"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
 )
 
@@ -63,7 +64,7 @@ func TestChartOnNode(t *testing.T) {
 	begin := time.Now()
 	// Services created while the leader is going: the next leader must route them, and still the first pair.
 	servedPair(t, "cart")
-	nodetier.Eventually(t, time.Minute, "a new leader", func() (bool, string, error) {
+	poll.Until(t, time.Minute, "a new leader", func() (bool, string, error) {
 		l := leaderPod(t)
 		return l != leader, l, nil
 	})
@@ -91,7 +92,7 @@ func servedPair(t *testing.T, name string) {
 
 func waitRoutes(t *testing.T, name string, want ...string) {
 	t.Helper()
-	nodetier.Eventually(t, 2*time.Minute, "VirtualService "+name+" routing "+strings.Join(want, ", "), func() (bool, string, error) {
+	poll.Until(t, 2*time.Minute, "VirtualService "+name+" routing "+strings.Join(want, ", "), func() (bool, string, error) {
 		vs, err := node.Dyn.Resource(vsGVR).Namespace(nodeProd).Get(context.Background(), name+"-virtual-service", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, "no VirtualService", nil
@@ -114,7 +115,7 @@ func leaderPod(t *testing.T) string {
 	t.Helper()
 	leaseName := leaderElectionID(t)
 	var holder string
-	nodetier.Eventually(t, time.Minute, "the leader Lease held", func() (bool, string, error) {
+	poll.Until(t, time.Minute, "the leader Lease held", func() (bool, string, error) {
 		lease, err := node.Kube.CoordinationV1().Leases(nodeChart).Get(context.Background(), leaseName, metav1.GetOptions{})
 		if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 			return false, "", err
