@@ -3,13 +3,11 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 )
 
 // client is a logged-in caller.
@@ -74,52 +74,30 @@ func (c *client) do(t *testing.T, method, path string, body any, out any) int {
 // doH is do that also returns the answer's headers.
 func (c *client) doH(t *testing.T, method, path string, body any, out any) (int, http.Header) {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, _ := http.NewRequestWithContext(t.Context(), method, c.base+path, rd)
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	var header http.Header
 	if c.tenantContext != "" {
-		req.Header.Set(api.HeaderTenantContext, c.tenantContext)
+		header = http.Header{api.HeaderTenantContext: {c.tenantContext}}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	// The XML /api answers JSON when asked to; without this its errors would be XML.
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	status, respHeader, data, err := fixture.Call(t.Context(), http.DefaultClient, method, c.base+path, c.token, header, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 400 {
+	if status >= 400 {
 		var e api.Error
 		if err := json.Unmarshal(data, &e); err != nil || e.MinorErrorCode == "" || e.Message == "" {
-			t.Errorf("%s %s: %d without a {minorErrorCode, message} body: %s", method, path, resp.StatusCode, data)
+			t.Errorf("%s %s: %d without a {minorErrorCode, message} body: %s", method, path, status, data)
 		}
 		if eo, ok := out.(*api.Error); ok {
 			*eo = e
 		}
-		return resp.StatusCode, resp.Header
+		return status, respHeader
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
 			t.Fatalf("%s %s: %v in %s", method, path, err, data)
 		}
 	}
-	return resp.StatusCode, resp.Header
+	return status, respHeader
 }
 
 func (c *client) must(t *testing.T, method, path string, body any, want int, out any) {
@@ -173,19 +151,13 @@ func vdcBody(name string, cpu, mem, storage int64) api.VDC {
 		StorageCapacity: api.Capacity{Limit: storage}}
 }
 
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
+// eventually waits (poll.Until) until cond holds; why is what it saw last.
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() (ok bool, why string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
+	poll.Until(t, timeout, what, func() (bool, string, error) {
 		ok, why := cond()
-		if ok {
-			return
-		}
-		last = why
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s (last: %s)", what, timeout, last)
+		return ok, why, nil
+	})
 }
 
 func namespace(ctx context.Context, name string) (*corev1.Namespace, error) {

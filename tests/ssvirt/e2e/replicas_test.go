@@ -3,12 +3,10 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -279,26 +277,16 @@ func TestReplicasOneKilledUnderLoad(t *testing.T) {
 
 // post sends body as JSON and decodes a 2xx answer into out; status 0 is no answer.
 func post(ctx context.Context, url, token string, body, out any) (int, http.Header) {
-	data, _ := json.Marshal(body)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	status, header, data, err := fixture.Call(ctx, http.DefaultClient, http.MethodPost, url, token, nil, body)
 	if err != nil {
 		return 0, http.Header{}
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, http.Header{}
+	if status < 300 {
+		_ = json.Unmarshal(data, out)
 	}
-	if resp.StatusCode < 300 {
-		_ = json.Unmarshal(raw, out)
-	}
-	return resp.StatusCode, resp.Header
+	return status, header
 }
 
 func mustPath(t *testing.T, href string) string {

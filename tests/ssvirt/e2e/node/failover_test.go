@@ -3,11 +3,9 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,6 +20,8 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
+	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 )
 
 // leaseName is the Lease the replicas elect their leader with, in the release namespace.
@@ -131,7 +131,7 @@ func failoverUnderCreates(t *testing.T, release *nodetier.Installed, values map[
 		if err != nil {
 			t.Fatal(err)
 		}
-		nodetier.Eventually(t, 2*time.Minute, "the task deleting "+d.name+", followed through the Service", func() (bool, string, error) {
+		poll.Until(t, 2*time.Minute, "the task deleting "+d.name+", followed through the Service", func() (bool, string, error) {
 			var task api.Task
 			code, _ := send(ctx, "GET", base+u.Path, token, nil, &task)
 			return code == http.StatusOK && task.Status == "success", fmt.Sprintf("%d %s", code, task.Status), nil
@@ -172,7 +172,7 @@ func failoverUnderCreates(t *testing.T, release *nodetier.Installed, values map[
 		}
 	}
 	// Kubernetes agrees: one namespace per VDC of the organization, none left over.
-	nodetier.Eventually(t, time.Minute, "the organization's namespaces are its VDCs'", func() (bool, string, error) {
+	poll.Until(t, time.Minute, "the organization's namespaces are its VDCs'", func() (bool, string, error) {
 		list, err := node.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kube.LabelOrgID + "=" + orgID})
 		if err != nil {
 			return false, "", err
@@ -227,28 +227,16 @@ func apiPodNames(t *testing.T) map[string]bool {
 
 // send is one request on a new connection (as clients arriving through the Service do); status 0 is no answer.
 func send(ctx context.Context, method, url, token string, body, out any) (int, http.Header) {
-	var rd io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		rd = bytes.NewReader(data)
-	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	// A new connection each time: one held open would stay on the replica being deleted.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	status, header, data, err := fixture.Call(ctx, hc, method, url, token, nil, body)
 	if err != nil {
 		return 0, http.Header{}
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, http.Header{}
+	if out != nil && status < 300 {
+		_ = json.Unmarshal(data, out)
 	}
-	if out != nil && resp.StatusCode < 300 {
-		_ = json.Unmarshal(raw, out)
-	}
-	return resp.StatusCode, resp.Header
+	return status, header
 }

@@ -3,7 +3,6 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,6 +22,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
 )
@@ -115,7 +115,7 @@ func TestChartOnNode(t *testing.T) {
 // waitRolledOut waits until the Deployment's Pods are all of its latest template and the old ones are gone.
 func waitRolledOut(t *testing.T) {
 	t.Helper()
-	nodetier.Eventually(t, 2*time.Minute, "the Deployment rolled out", func() (bool, string, error) {
+	poll.Until(t, 2*time.Minute, "the Deployment rolled out", func() (bool, string, error) {
 		return rolledOut(context.Background()), "", nil
 	})
 }
@@ -200,34 +200,22 @@ func apiURL(t *testing.T) string {
 
 func call(t *testing.T, method, url, token string, body, out any) int {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	status, _, data, err := fixture.Call(t.Context(), &http.Client{Timeout: 10 * time.Second}, method, url, token, nil, body)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode < 300 {
+	if out != nil && status < 300 {
 		if err := json.Unmarshal(data, out); err != nil {
 			t.Fatalf("%s %s: %v in %s", method, url, err, data)
 		}
 	}
-	return resp.StatusCode
+	return status
 }
 
 func adminToken(t *testing.T) string {
 	t.Helper()
 	var token string
-	nodetier.Eventually(t, time.Minute, "the System administrator logs in through the Service", func() (bool, string, error) {
+	poll.Until(t, time.Minute, "the System administrator logs in through the Service", func() (bool, string, error) {
 		req, _ := http.NewRequest(http.MethodPost, apiURL(t)+"/cloudapi/1.0.0/sessions", nil)
 		req.SetBasicAuth(nodeAdmin+"@System", nodePassword)
 		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
@@ -256,7 +244,7 @@ func createOrgAndVDC(t *testing.T) string {
 	if code := call(t, "POST", apiURL(t)+"/api/admin/org/"+org.ID+"/vdcs", token, vdc, &created); code != http.StatusCreated {
 		t.Fatalf("create VDC: %d", code)
 	}
-	nodetier.Eventually(t, time.Minute, "the VDC's namespace "+created.Namespace, func() (bool, string, error) {
+	poll.Until(t, time.Minute, "the VDC's namespace "+created.Namespace, func() (bool, string, error) {
 		_, err := node.Kube.CoreV1().Namespaces().Get(context.Background(), created.Namespace, metav1.GetOptions{})
 		return err == nil, "", err
 	})
@@ -291,7 +279,7 @@ func restartPod(t *testing.T) {
 	if err := node.Kube.CoreV1().Pods(nodeChart).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	nodetier.Eventually(t, 2*time.Minute, "a new Ready API Pod", func() (bool, string, error) {
+	poll.Until(t, 2*time.Minute, "a new Ready API Pod", func() (bool, string, error) {
 		if _, err := node.Kube.CoreV1().Pods(nodeChart).Get(ctx, old, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return false, "old Pod still there", nil
 		}
