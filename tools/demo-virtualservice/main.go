@@ -31,7 +31,6 @@ const (
 	prodNS     = "prod"
 	devNS      = "dev-alice"
 	operatorNS = "virtualservice-operator"
-	configName = "virtualservice-operator-config"
 	header     = "x-developer"
 	service    = "shop"
 	// vsName is what the default template (internal/virtualservice/config) names the Service's VirtualService.
@@ -72,9 +71,9 @@ func run(ctx context.Context) error {
 	if err := kubeobj.CreateNamespaces(ctx, kube, prodNS, devNS, operatorNS); err != nil {
 		return err
 	}
-	config := fmt.Sprintf("defaultNamespace: %s\ndeveloperNamespaces: [%s]\nheaderName: %s\n", prodNS, devNS, header)
-	step("the operator's ConfigMap %s/%s (config.yaml):\n%s", operatorNS, configName, strings.TrimSpace(config))
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: configName},
+	config := fixture.ConfigText(prodNS, []string{devNS}, header)
+	step("the operator's ConfigMap %s/%s (config.yaml):\n%s", operatorNS, fixture.OperatorConfigMap, strings.TrimSpace(config))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: fixture.OperatorConfigMap},
 		Data: map[string]string{"config.yaml": config}}
 	if _, err := kube.CoreV1().ConfigMaps(operatorNS).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return err
@@ -91,9 +90,7 @@ func run(ctx context.Context) error {
 	}
 	op, err := localproc.Start("virtualservice-operator", filepath.Join(dir, "operator.log"),
 		[]string{"KUBECONFIG=" + cluster.Kubeconfig()}, bin,
-		"--config-map="+configName, "--config-map-namespace="+operatorNS, "--leader-elect=false",
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]), "--metrics-secure=false",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1]))
+		fixture.OperatorArgs(operatorNS, fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1]))...)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
 )
 
 // operatorProcess is the operator binary run against the cluster, as the chart would run it.
@@ -35,11 +36,9 @@ func startOperator(ctx context.Context, bin, kubeconfig, logFile string, o optio
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin,
-		"--config-map="+configName, "--config-map-namespace="+operatorNS,
-		"--metrics-bind-address="+ports[0], "--metrics-secure=false", "--health-probe-bind-address="+ports[1],
+	cmd := exec.CommandContext(ctx, bin, append(fixture.OperatorArgs(operatorNS, ports[0], ports[1]),
 		fmt.Sprintf("--kube-api-qps=%g", o.qps), fmt.Sprintf("--kube-api-burst=%d", o.burst),
-		fmt.Sprintf("--max-concurrent-reconciles=%d", o.workers), "--batch-window="+o.batchWindow.String(), "--leader-elect=false")
+		fmt.Sprintf("--max-concurrent-reconciles=%d", o.workers), "--batch-window="+o.batchWindow.String())...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

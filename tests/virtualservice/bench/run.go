@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +25,6 @@ import (
 const (
 	prodNS     = "bench-prod"
 	operatorNS = "vso-bench"
-	configName = "virtualservice-operator-config"
 )
 
 func devNS(i int) string { return fmt.Sprintf("bench-dev-%02d", i) }
@@ -64,8 +62,8 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, err
 	}
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: configName},
-		Data:       map[string]string{"config.yaml": configText(devs, "x-developer")},
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: fixture.OperatorConfigMap},
+		Data:       map[string]string{"config.yaml": fixture.ConfigText(prodNS, devs, "x-developer")},
 	}
 	if _, err := kube.CoreV1().ConfigMaps(operatorNS).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return nil, err
@@ -141,7 +139,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	// Phase 2: the header renamed and one developer namespace dropped, in one ConfigMap edit.
 	want = routeState{routes: o.namespaces, header: "x-dev"}
 	res.ConfigEdit, err = measure(ctx, w, &lazyOperator{&op}, want, time.Time{}, func() error {
-		cm.Data["config.yaml"] = configText(devs[1:], "x-dev")
+		cm.Data["config.yaml"] = fixture.ConfigText(prodNS, devs[1:], "x-dev")
 		_, err := kube.CoreV1().ConfigMaps(operatorNS).Update(ctx, cm, metav1.UpdateOptions{})
 		return err
 	})
@@ -177,10 +175,6 @@ func relabel(ctx context.Context, kube kubernetes.Interface, n int) error {
 		}
 	}
 	return nil
-}
-
-func configText(devs []string, header string) string {
-	return fmt.Sprintf("defaultNamespace: %s\ndeveloperNamespaces: [%s]\nheaderName: %s\n", prodNS, strings.Join(devs, ", "), header)
 }
 
 // createServices creates, Service by Service, the production one and then its developer copies (each with a ready
