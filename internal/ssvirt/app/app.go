@@ -43,7 +43,7 @@ type App struct {
 	Addr string
 
 	server *http.Server
-	done   chan error
+	done   <-chan error
 }
 
 // Start opens and migrates the database, creates the first system administrator if there is none, starts the
@@ -81,7 +81,7 @@ func Start(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{
-		Store: st, Cluster: cluster, Addr: ln.Addr().String(), done: make(chan error, 1),
+		Store: st, Cluster: cluster, Addr: ln.Addr().String(),
 		server: &http.Server{
 			Handler:           api.New(st, cluster, issuer, cfg.Log.WithName("api")).Handler(),
 			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
@@ -99,19 +99,7 @@ func Start(ctx context.Context, cfg Config) (*App, error) {
 		}
 		mgrDone <- err
 	}()
-	go func() {
-		err := a.server.Serve(ln)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		a.done <- errors.Join(err, <-mgrDone, st.Close())
-	}()
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.server.Shutdown(shutdown)
-	}()
+	a.done = serve(ctx, a.server, ln, shutdownTimeout, func() error { return errors.Join(<-mgrDone, st.Close()) })
 	go prune(ctx, st, cfg.Log)
 	return a, nil
 }
