@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -62,22 +60,7 @@ type releaseTree struct {
 func newReleaseTree(t *testing.T, root, version string) releaseTree {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "charts"), os.DirFS(filepath.Join(root, "charts"))); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("/_output/\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "charts"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid", "GIT_CONFIG_GLOBAL=/dev/null")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	c, err := cleanCommit(context.Background(), dir)
+	revision, err := repo.CommitCharts(context.Background(), root, dir, "charts")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +69,7 @@ func newReleaseTree(t *testing.T, root, version string) releaseTree {
 		t.Fatal(err)
 	}
 	for _, ic := range tree.pairs {
-		idx := testIndex(t, ic.binary, c.hash)
+		idx := testIndex(t, ic.binary, revision)
 		l, err := layout.Write(filepath.Join(dir, "_output", "images", ic.binary), emptyIndex())
 		if err != nil {
 			t.Fatal(err)

@@ -108,18 +108,7 @@ func (e *Env) publish(ctx context.Context) (*releases, error) {
 // labelled with that commit. The images are those `make images` built, relabelled, not rebuilt: their builds are
 // reproducible, so a rebuild would differ only in the labels.
 func stageTree(ctx context.Context, root, dir, version, images string) error {
-	if err := os.CopyFS(filepath.Join(dir, "charts"), os.DirFS(filepath.Join(root, "charts"))); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("/_output/\n"), 0o644); err != nil {
-		return err
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "release " + version}} {
-		if _, err := git(ctx, dir, args...); err != nil {
-			return err
-		}
-	}
-	revision, err := git(ctx, dir, "rev-parse", "HEAD")
+	revision, err := repo.CommitCharts(ctx, root, dir, "release "+version)
 	if err != nil {
 		return err
 	}
@@ -131,18 +120,6 @@ func stageTree(ctx context.Context, root, dir, version, images string) error {
 		}
 	}
 	return nil
-}
-
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=node tier", "GIT_AUTHOR_EMAIL=node-tier@example.invalid",
-		"GIT_COMMITTER_NAME=node tier", "GIT_COMMITTER_EMAIL=node-tier@example.invalid", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // relabel writes to out the node's platform of the image index in the layout in, with the version and revision
