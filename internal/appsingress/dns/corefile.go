@@ -13,11 +13,14 @@
 package dns
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
@@ -50,6 +53,9 @@ type Options struct {
 	// while the pod network and the operator keep reaching it through its Service on Port.
 	VLANPort int
 	VLANBind []string
+	// ReloadRequest is part of the Corefile's generation: raising it changes the Corefile alone, which makes every
+	// CoreDNS reload it with its imports (the operator's repair of a replica that serves less than the files hold).
+	ReloadRequest uint64
 }
 
 // listener is one port CoreDNS serves every block on, possibly limited to some addresses.
@@ -91,10 +97,17 @@ const (
 	importSuffix     = ".conf"
 )
 
-// Render returns the files of the DNS configuration for clusters: the Corefile, which depends only on o and imports
-// every shard's files by a glob, and per shard (o.Shards of them) the server blocks and answers of its clusters and
-// one zone file per VLAN view. CoreDNS's reload plugin hashes the Corefile with its imports, so a changed shard
-// reloads it like a changed Corefile; a changed external IP changes only a zone file, which the file plugin re-reads.
+// Render returns the files of the DNS configuration for clusters: per shard (o.Shards of them) the server blocks and
+// answers of its clusters and one zone file per VLAN view, and the Corefile, which imports every shard's files by a
+// glob. A changed external IP changes only a zone file, which the file plugin re-reads.
+//
+// The Corefile also names its generation (GenerationName): a digest of the imported files and o.ReloadRequest. A
+// changed shard must change the Corefile too. CoreDNS's reload plugin compares the Corefile on disk, with its imports,
+// to a baseline it takes once the new instance runs: it hashes the running instance's Corefile with the imports as they
+// are then, not as the instance read them. Imports that change again while it restarts are in the baseline but not
+// served, and with an unchanged Corefile nothing would ever differ again. With the digest, the Corefile on disk
+// differs from the running one, and the next check reloads.
+//
 // It is a pure function of its inputs: the same set gives the same bytes, so an unchanged render reloads nothing.
 func Render(o Options, clusters []routes.Cluster) routes.Files {
 	o = o.withDefaults()
@@ -102,18 +115,7 @@ func Render(o Options, clusters []routes.Cluster) routes.Files {
 	if o.VLANPort != 0 {
 		listeners = append(listeners, listener{o.VLANPort, o.VLANBind})
 	}
-	var b strings.Builder
-	b.WriteString(header)
-	fmt.Fprintf(&b, "\n# Every shard's VLAN views\nimport %s\n", path.Join(o.ZoneDir, vlanBlocksPrefix+"-*"+importSuffix))
-	for i, l := range listeners {
-		if i == 0 {
-			b.WriteString("\n# Default view (the pod network) and everything else\n")
-		} else {
-			fmt.Fprintf(&b, "\n# The default view again for VLAN clients, on port %d of %s\n", l.port, strings.Join(l.bind, " "))
-		}
-		writeCatchAll(&b, o, l, i == 0)
-	}
-	files := routes.Files{Main: map[string]string{CorefileKey: b.String()}}
+	var files routes.Files
 	for i, shard := range routes.ByShard(routes.Sorted(clusters), o.Shards) {
 		sf := map[string]string{}
 		var blocks, answers strings.Builder
@@ -129,7 +131,38 @@ func Render(o Options, clusters []routes.Cluster) routes.Files {
 		sf[routes.ShardName(defaultPrefix, i)+importSuffix] = answers.String()
 		files.Shards = append(files.Shards, sf)
 	}
+	generation := Generation(files.Shards, o.ReloadRequest)
+	var b strings.Builder
+	b.WriteString(header)
+	fmt.Fprintf(&b, "\n# Every shard's VLAN views\nimport %s\n", path.Join(o.ZoneDir, vlanBlocksPrefix+"-*"+importSuffix))
+	for i, l := range listeners {
+		if i == 0 {
+			b.WriteString("\n# Default view (the pod network) and everything else\n")
+		} else {
+			fmt.Fprintf(&b, "\n# The default view again for VLAN clients, on port %d of %s\n", l.port, strings.Join(l.bind, " "))
+		}
+		writeCatchAll(&b, o, l, i == 0, generation)
+	}
+	files.Main = map[string]string{CorefileKey: b.String()}
 	return files
+}
+
+// GenerationName is the name whose TXT record is the served Corefile's generation: a reserved top-level domain
+// (RFC 2606), so it names nothing anyone else may publish, and no client asks for it by chance.
+const GenerationName = "config.apps-ingress.invalid"
+
+// Generation is the generation a Corefile importing the shards' files (see Render) is written with: the imports'
+// digest and the reload request. Zone files are left out: the file plugin reloads them without the Corefile.
+func Generation(shards []map[string]string, reloadRequest uint64) string {
+	h := sha256.New()
+	for _, shard := range shards {
+		for _, name := range slices.Sorted(maps.Keys(shard)) {
+			if strings.HasSuffix(name, importSuffix) {
+				fmt.Fprintf(h, "%s\x00%d\x00%s", name, len(shard[name]), shard[name])
+			}
+		}
+	}
+	return fmt.Sprintf("%x-%d", h.Sum(nil)[:8], reloadRequest)
 }
 
 const header = "# Generated by apps-ingress-operator; edits are overwritten.\n"
@@ -156,10 +189,10 @@ func writeVLANBlocks(b *strings.Builder, files map[string]string, o Options, l l
 	}
 }
 
-// writeCatchAll writes the "." block on l: the default view's answers (every shard's, imported) and everything
-// else; the first listener's also serves the probes. View blocks sharing a zone are tried before it: CoreDNS picks
+// writeCatchAll writes the "." block on l: the Corefile's generation, the default view's answers (every shard's,
+// imported) and everything else; the first listener's also serves the probes. View blocks sharing a zone are tried before it: CoreDNS picks
 // the most specific zone, and "." is the least.
-func writeCatchAll(b *strings.Builder, o Options, l listener, first bool) {
+func writeCatchAll(b *strings.Builder, o Options, l listener, first bool, generation string) {
 	o.Port, o.Bind = l.port, l.bind
 	fmt.Fprintf(b, ".:%d {\n", o.Port)
 	writeBind(b, o)
@@ -171,6 +204,7 @@ func writeCatchAll(b *strings.Builder, o Options, l listener, first bool) {
 	if o.ReadyAddr != "" && first {
 		fmt.Fprintf(b, "    ready %s\n", o.ReadyAddr)
 	}
+	fmt.Fprintf(b, "    template IN TXT %s. {\n        answer \"{{ .Name }} 0 IN TXT %s\"\n    }\n", GenerationName, generation)
 	fmt.Fprintf(b, "    import %s\n", path.Join(o.ZoneDir, defaultPrefix+"-*"+importSuffix))
 	writeOthers(b, o, true)
 	b.WriteString("}\n")

@@ -30,6 +30,34 @@ func corefile(o Options, cs []routes.Cluster) string {
 	return routestest.Dump(files)
 }
 
+// Every change of what the Corefile imports changes the Corefile (see Render), and so does a reload request; a changed
+// zone file, which the file plugin reloads by itself, does not.
+func TestCorefileGenerationFollowsItsImports(t *testing.T) {
+	cs := routestest.Examples()
+	base := Render(opts, cs).Main[CorefileKey]
+	if !strings.Contains(base, "template IN TXT "+GenerationName+". {") {
+		t.Fatalf("the Corefile does not serve its generation:\n%s", base)
+	}
+	added := append(slices.Clone(cs), routestest.Fleet(1)...)
+	if Render(opts, added).Main[CorefileKey] == base {
+		t.Fatal("a cluster added (a new server block imported) leaves the Corefile as it was")
+	}
+	request := opts
+	request.ReloadRequest = 1
+	if Render(request, cs).Main[CorefileKey] == base {
+		t.Fatal("a reload request leaves the Corefile as it was")
+	}
+	moved := slices.Clone(cs)
+	moved[0].ExternalIPs = []netip.Addr{netip.MustParseAddr("192.0.2.99")}
+	before, after := Render(opts, cs), Render(opts, moved)
+	if after.Main[CorefileKey] != base {
+		t.Fatal("a changed external IP (a zone file only) changes the Corefile, which restarts every server block")
+	}
+	if maps.Equal(before.All(), after.All()) {
+		t.Fatal("a changed external IP changes no file")
+	}
+}
+
 func TestRenderIsIndependentOfOrder(t *testing.T) {
 	cs := routestest.Examples()
 	reversed := []routes.Cluster{cs[1], cs[0]}
@@ -38,16 +66,21 @@ func TestRenderIsIndependentOfOrder(t *testing.T) {
 	}
 }
 
-// The Corefile does not grow with the fleet: it imports the shards, and each cluster's blocks, answers and zone file
-// are in the one shard ShardOf names. 2,000 clusters with VLAN views on two listeners fit 8 ConfigMaps.
+// The Corefile does not grow with the fleet (only its generation changes): it imports the shards, and each cluster's
+// blocks, answers and zone file are in the one shard ShardOf names. 2,000 clusters with VLAN views on two listeners
+// fit 8 ConfigMaps.
 func TestClustersAreSplitAcrossShards(t *testing.T) {
 	o := opts
 	o.Shards = 8
 	o.VLANPort, o.VLANBind = 53, []string{"10.10.0.53"}
 	fleet := routestest.Fleet(2000)
 	files := Render(o, fleet)
-	if !maps.Equal(files.Main, Render(o, nil).Main) || len(files.Main) != 1 {
-		t.Fatalf("the main files depend on the clusters: %v", slices.Sorted(maps.Keys(files.Main)))
+	empty := Render(o, nil)
+	withoutGeneration := func(f routes.Files) string {
+		return strings.ReplaceAll(f.Main[CorefileKey], Generation(f.Shards, 0), "")
+	}
+	if len(files.Main) != 1 || withoutGeneration(files) != withoutGeneration(empty) {
+		t.Fatalf("the main files depend on the clusters beyond the generation: %v", slices.Sorted(maps.Keys(files.Main)))
 	}
 	if len(files.Shards) != 8 {
 		t.Fatalf("%d shards, want 8", len(files.Shards))

@@ -32,27 +32,45 @@ const DataLink = "..data"
 // Write makes dir hold exactly data: each key a file, all of them replaced at once; files of keys no longer present
 // are removed. Names starting with "." other than Write's own are left alone.
 func Write(dir string, data map[string]string) error {
-	for key := range data {
-		if key == "" || strings.ContainsAny(key, "/\x00") || strings.HasPrefix(key, ".") {
-			return fmt.Errorf("filesync: key %q is no file name", key)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	snapshot, err := os.MkdirTemp(dir, ".."+time.Now().UTC().Format("2006_01_02_15_04_05.")) // kubelet's naming
+	s, err := Stage(dir, data)
 	if err != nil {
 		return err
 	}
+	return s.Commit()
+}
+
+// Staged is a set of files written into dir but not visible yet: readers see the previous set until Commit.
+type Staged struct {
+	dir, snapshot string
+	data          map[string]string
+}
+
+// Stage writes data into a new snapshot directory of dir, with the links of keys dir does not have yet; the set
+// replaces the current one at Commit, in one rename. Writing takes time in proportion to the set; the rename does not.
+func Stage(dir string, data map[string]string) (*Staged, error) {
+	for key := range data {
+		if key == "" || strings.ContainsAny(key, "/\x00") || strings.HasPrefix(key, ".") {
+			return nil, fmt.Errorf("filesync: key %q is no file name", key)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	snapshot, err := os.MkdirTemp(dir, ".."+time.Now().UTC().Format("2006_01_02_15_04_05.")) // kubelet's naming
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Staged, error) {
+		_ = os.RemoveAll(snapshot)
+		return nil, err
+	}
 	for key, content := range data {
 		if err := os.WriteFile(filepath.Join(snapshot, key), []byte(content), 0o644); err != nil {
-			_ = os.RemoveAll(snapshot)
-			return err
+			return fail(err)
 		}
 	}
 	if err := os.Chmod(snapshot, 0o755); err != nil {
-		_ = os.RemoveAll(snapshot)
-		return err
+		return fail(err)
 	}
 	// A new key's link is made before the swap, dangling until then: once "..data" names the new set, every file it
 	// names (a zone file a new server block reads) is there. Made after, a reader could parse the new block and not
@@ -62,13 +80,19 @@ func Write(dir string, data map[string]string) error {
 			continue
 		}
 		if err := replaceLink(dir, key, filepath.Join(DataLink, key)); err != nil {
-			_ = os.RemoveAll(snapshot)
-			return err
+			return fail(err)
 		}
 	}
+	return &Staged{dir: dir, snapshot: snapshot, data: data}, nil
+}
+
+// Commit makes the staged set dir's content (one rename of "..data"), then removes the links of keys it does not
+// have and the previous snapshot.
+func (s *Staged) Commit() error {
+	dir := s.dir
 	old, _ := os.Readlink(filepath.Join(dir, DataLink))
-	if err := replaceLink(dir, DataLink, filepath.Base(snapshot)); err != nil {
-		_ = os.RemoveAll(snapshot)
+	if err := replaceLink(dir, DataLink, filepath.Base(s.snapshot)); err != nil {
+		_ = os.RemoveAll(s.snapshot)
 		return err
 	}
 	entries, err := os.ReadDir(dir)
@@ -77,13 +101,13 @@ func Write(dir string, data map[string]string) error {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if _, keep := data[name]; !keep && !strings.HasPrefix(name, ".") {
+		if _, keep := s.data[name]; !keep && !strings.HasPrefix(name, ".") {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return err
 			}
 		}
 	}
-	if old != "" && old != filepath.Base(snapshot) {
+	if old != "" && old != filepath.Base(s.snapshot) {
 		return os.RemoveAll(filepath.Join(dir, old))
 	}
 	return nil

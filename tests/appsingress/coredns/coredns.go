@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/filesync"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 )
@@ -55,4 +56,10 @@ func (s *Server) Files() string {
 // apply them.
 func (s *Server) Update(files map[string]string) error {
 	return s.volume.Write(files)
+}
+
+// Stage prepares an Update whose files replace the served ones at its Commit, for a test that needs them to change
+// at a given moment (writing a large set takes a while, the swap does not).
+func (s *Server) Stage(files map[string]string) (*filesync.Staged, error) {
+	return s.volume.Stage(files)
 }

@@ -21,6 +21,11 @@ const dataLink = filesync.DataLink
 // Write makes files the volume's whole content (as the sidecar does, in the kubelet's layout).
 func (v *Volume) Write(files map[string]string) error { return filesync.Write(v.Dir, files) }
 
+// Stage writes files beside the served set; they replace it, at once, at the returned Commit.
+func (v *Volume) Stage(files map[string]string) (*filesync.Staged, error) {
+	return filesync.Stage(v.Dir, files)
+}
+
 // Dump is every file of the volume, each under a header with its name.
 func (v *Volume) Dump() string {
 	names, err := filepath.Glob(filepath.Join(v.Dir, dataLink, "*"))

@@ -1,0 +1,187 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
+)
+
+// CoreDNS's log lines around a Corefile reload: the restart starts (it then parses the Corefile and its imports and
+// sets every server block up), and the reload plugin, once the new instance runs, hashes the Corefile again, with its
+// imports as they are at that moment, as the baseline of its next check.
+const (
+	reloadStarted = "[INFO] Reloading\n"
+	reloadHashed  = "Running configuration SHA512"
+)
+
+// TestCoreDNSReloadRaceConverges writes a second change of the imported files while CoreDNS is restarting for a first
+// one, as the sidecar does when renders follow each other in a fleet being created. The restart has read the first
+// change; the reload plugin's baseline, taken after it, includes the second. With a Corefile that never changes (only
+// its imports do), the files on disk then hash equal to the baseline and CoreDNS serves the first change for ever. The
+// rendered Corefile carries a digest of the imports, so the running instance's Corefile differs from the one on disk,
+// and the next check reloads.
+func TestCoreDNSReloadRaceConverges(t *testing.T) {
+	port, err := localproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "coredns")
+	opts := dns.Options{Port: port, ProxyIPs: []netip.Addr{netip.MustParseAddr(proxyIP)}, ZoneDir: dir, Shards: 4}
+	// Enough clusters that a restart takes a while (parsing and setting up a server block and a zone per cluster):
+	// the window the second write has to land in.
+	var fleet []routes.Cluster
+	for i := range 600 {
+		fleet = append(fleet, raceCluster(fmt.Sprintf("c%03d", i)))
+	}
+	addr := net.JoinHostPort(proxyIP, strconv.Itoa(port))
+	server, err := coredns.Start(t.Context(), dir, dns.Render(opts, fleet).All(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Stop() })
+	serves := func(c routes.Cluster) bool {
+		_, got := lookupAt(t, server, addr, podClient, dns.DefaultProbeName(c), dnsmessage.TypeA)
+		return slices.Equal(got, opts.ProxyIPs)
+	}
+	waitLog(t, server, reloadHashed, 1, 30*time.Second)
+
+	// The second write lands a while after the restart started: after its parse, before the plugin's baseline. Each
+	// attempt waits twice as long, until the restart is seen to have read the first change only (on this machine a
+	// restart of this fleet takes 250-500 ms, its parse about 20 ms). Both writes are staged before: writing 1,800
+	// files takes longer than the restart, while the swap that makes them visible is one rename.
+	for attempt, delay := 1, 5*time.Millisecond; ; attempt, delay = attempt+1, delay*2 {
+		first, second := raceCluster(fmt.Sprintf("first-%d", attempt)), raceCluster(fmt.Sprintf("second-%d", attempt))
+		started := strings.Count(readLog(t, server), reloadStarted)
+		fleet = append(fleet, first)
+		withFirst := dns.Render(opts, fleet).All()
+		fleet = append(fleet, second)
+		secondFiles := dns.Render(opts, fleet)
+		withSecond := secondFiles.All()
+		if err := server.Update(withFirst); err != nil {
+			t.Fatal(err)
+		}
+		staged, err := server.Stage(withSecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitLog(t, server, reloadStarted, started+1, 30*time.Second)
+		time.Sleep(delay)
+		hashed := strings.Count(readLog(t, server), reloadHashed)
+		if err := staged.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(readLog(t, server), reloadHashed) > hashed {
+			t.Fatalf("attempt %d: the restart ended before the second write (%s after it started): the window is too short on this machine", attempt, delay)
+		}
+		waitLog(t, server, reloadHashed, hashed+1, 30*time.Second)
+		if !serves(first) {
+			t.Fatalf("attempt %d: the restart does not serve the first change\n%s", attempt, server.Logs())
+		}
+		if serves(second) {
+			// The restart read the second write too (it landed before the parse): no race; try later in the window.
+			if attempt == 7 {
+				t.Fatalf("after %d attempts the second write never landed inside a restart", attempt)
+			}
+			continue
+		}
+		// The race happened: the restart serves the first change only, and its baseline has the second.
+		raced := time.Now()
+		deadline := raced.Add(10 * time.Second)
+		for !serves(second) {
+			if time.Now().After(deadline) {
+				t.Fatalf("attempt %d (second write %s into the restart): CoreDNS still does not serve the second change 10 s after its restart; the reload is stuck\n%s",
+					attempt, delay, server.Logs())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("attempt %d: the second write landed %s into a restart; served %s after the restart ended",
+			attempt, delay, time.Since(raced).Round(time.Millisecond))
+		// What an operator asks a replica to learn which configuration it runs.
+		if got, want := lookupTXT(t, addr, dns.GenerationName), dns.Generation(secondFiles.Shards, 0); got != want {
+			t.Fatalf("CoreDNS serves generation %q, want %q (the Corefile's)", got, want)
+		}
+		return
+	}
+}
+
+func raceCluster(name string) routes.Cluster {
+	return routes.Cluster{
+		Key: "clusters/" + name, Name: name, BaseDomain: "example.com", HTTPPort: 80, HTTPSPort: 443,
+		ExternalIPs: []netip.Addr{netip.MustParseAddr("192.0.2.10")},
+		VLANCIDRs:   []netip.Prefix{netip.MustParsePrefix("127.0.1.0/24")},
+	}
+}
+
+func readLog(t *testing.T, server *coredns.Server) string {
+	t.Helper()
+	data, err := os.ReadFile(server.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// waitLog waits until server's log holds line n times.
+func waitLog(t *testing.T, server *coredns.Server, line string, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for strings.Count(readLog(t, server), line) < n {
+		if time.Now().After(deadline) || server.Exited() {
+			t.Fatalf("CoreDNS did not log %q %d times within %s\n%s", strings.TrimSpace(line), n, timeout, server.Logs())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// lookupTXT asks the CoreDNS at addr for name's TXT record and returns its first string.
+func lookupTXT(t *testing.T, addr, name string) string {
+	t.Helper()
+	conn, err := net.Dial("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	q := dnsmessage.Message{
+		Header:    dnsmessage.Header{ID: 4243},
+		Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name + "."), Type: dnsmessage.TypeTXT, Class: dnsmessage.ClassINET}},
+	}
+	packed, err := q.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := conn.Write(packed); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1500)
+	n, err := conn.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp dnsmessage.Message
+	if err := resp.Unpack(buf[:n]); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range resp.Answers {
+		if txt, ok := a.Body.(*dnsmessage.TXTResource); ok && len(txt.TXT) > 0 {
+			return txt.TXT[0]
+		}
+	}
+	return fmt.Sprintf("no TXT answer (%v)", resp.RCode)
+}
