@@ -27,12 +27,17 @@ var (
 		Help: "Writes of the DNS and proxy ConfigMaps, by outcome.",
 	}, []string{"result"})
 
+	dnsReloadRequests = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "appsingress_dns_reload_requests_total",
+		Help: "Reload requests written into the Corefile because CoreDNS served less than its files for longer than --dns-repair-after.",
+	})
+
 	registerOnce sync.Once
 )
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(reconcileResults, phaseGauge, hostedClientErrors, renders)
+		metrics.Registry.MustRegister(reconcileResults, phaseGauge, hostedClientErrors, renders, dnsReloadRequests)
 	})
 }
 

@@ -82,14 +82,19 @@ type publisher struct {
 	since map[string]uint64
 	// pruned is set once shards beyond the configured number (left by an operator run with more) are deleted.
 	pruned bool
+	// reloadRequest is the DNS configuration's reload request (dns.Options.ReloadRequest), raised at requestedAt by
+	// requestDNSReload (both guarded by mu).
+	reloadRequest uint64
+	requestedAt   time.Time
 	// last is the previous render's input and output: the same input is not rendered again (a render is linear in
 	// the fleet, and objects waiting for the servers reconcile every second or so), only checked against the live
 	// ConfigMaps.
 	last struct {
-		clusters []routes.Cluster
-		proxyIPs []netip.Addr
-		dns, cfg routes.Files
-		pub      published
+		clusters      []routes.Cluster
+		proxyIPs      []netip.Addr
+		reloadRequest uint64
+		dns, cfg      routes.Files
+		pub           published
 	}
 }
 
@@ -227,8 +232,10 @@ func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster
 		}
 		dnsOpts.ProxyIPs = ips
 	}
+	dnsOpts.ReloadRequest = p.reloadRequest
 	clusters = routes.Sorted(clusters)
-	same := p.last.dns.Main != nil && reflect.DeepEqual(clusters, p.last.clusters) && slices.Equal(dnsOpts.ProxyIPs, p.last.proxyIPs)
+	same := p.last.dns.Main != nil && reflect.DeepEqual(clusters, p.last.clusters) && slices.Equal(dnsOpts.ProxyIPs, p.last.proxyIPs) &&
+		p.last.reloadRequest == p.reloadRequest
 	dnsFiles, proxyFiles := p.last.dns, p.last.cfg
 	if !same {
 		dnsFiles, proxyFiles = dns.Render(dnsOpts, clusters), proxy.Render(p.proxyOpts, clusters)
@@ -286,7 +293,28 @@ func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster
 		p.proxyIDs[id] = p.renders
 	}
 	p.last.clusters, p.last.proxyIPs, p.last.dns, p.last.cfg, p.last.pub = clusters, dnsOpts.ProxyIPs, dnsFiles, proxyFiles, pub
+	p.last.reloadRequest = p.reloadRequest
 	return pub, nil
+}
+
+// requestDNSReload writes the DNS configuration again with the next reload request, unless the last request is more
+// recent than every: only the Corefile changes, and every CoreDNS replica reloads it with the files it imports. This
+// repairs a replica that serves less than its files hold, which its own reload check no longer sees (a restart that
+// failed, or files that changed back while it restarted). It returns the request, 0 when none was made.
+func (p *publisher) requestDNSReload(ctx context.Context, now time.Time, every time.Duration) (uint64, error) {
+	p.mu.Lock()
+	if !p.requestedAt.IsZero() && now.Sub(p.requestedAt) < every {
+		p.mu.Unlock()
+		return 0, nil
+	}
+	p.reloadRequest++
+	p.requestedAt = now
+	request := p.reloadRequest
+	p.mu.Unlock()
+	if _, err := p.publish(ctx, nil); err != nil {
+		return 0, err
+	}
+	return request, nil
 }
 
 // writeAll writes files' main part to the ConfigMap main and shard i to main-i. A shard too large for a ConfigMap is

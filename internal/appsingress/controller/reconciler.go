@@ -46,8 +46,10 @@ type Reconciler struct {
 	// recheck how often a Ready object is checked again.
 	check             *loadCheck
 	loadPoll, recheck time.Duration
-	controlPlane      controlPlane
-	now               func() time.Time
+	// dnsRepairAfter is how long an entry may go unserved by CoreDNS before a reload is requested.
+	dnsRepairAfter time.Duration
+	controlPlane   controlPlane
+	now            func() time.Time
 }
 
 // Reconcile brings one AppsIngress to its desired state and reports it in its status.
@@ -287,6 +289,9 @@ func (r *Reconciler) checkServed(ctx context.Context, ai *v1alpha1.AppsIngress, 
 	if dnsOK {
 		setCondition(ai, CondDNSConfigured, metav1.ConditionTrue, "Served", dnsMsg)
 	} else {
+		if dnsMsg, err = r.repairDNS(ctx, ai, dnsMsg); err != nil {
+			return ctrl.Result{}, err
+		}
 		setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, "NotServedYet", dnsMsg)
 	}
 	proxyOK, rejected, proxyMsg, err := r.check.proxyServes(ctx, pub.proxyWants(c.Key), r.publisher.proxyCurrent(r.publisher.entrySince(c.Key, pub)))
@@ -316,6 +321,32 @@ func (r *Reconciler) checkServed(ctx context.Context, ai *v1alpha1.AppsIngress, 
 	setPhase(ai, v1alpha1.PhaseReady, "Ready", fmt.Sprintf("*.apps.%s.%s served at %s", c.Name, c.BaseDomain, strings.Join(ai.Status.ExternalIPs, ", ")))
 	// Jittered, so that objects made Ready together are not all checked again at once.
 	return ctrl.Result{RequeueAfter: r.recheck + rand.N(r.recheck/10+1)}, nil
+}
+
+// repairDNS requests a reload of CoreDNS's configuration once ai's entry has gone unserved for dnsRepairAfter (its
+// DNSConfigured condition false that long), and returns msg with what was done. The files are right (they were
+// written); a replica whose reload check missed them keeps serving the previous ones until something changes them,
+// and the request is that change.
+func (r *Reconciler) repairDNS(ctx context.Context, ai *v1alpha1.AppsIngress, msg string) (string, error) {
+	c := meta.FindStatusCondition(ai.Status.Conditions, CondDNSConfigured)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return msg, nil
+	}
+	waited := r.now().Sub(c.LastTransitionTime.Time)
+	if waited < r.dnsRepairAfter {
+		return msg, nil
+	}
+	request, err := r.publisher.requestDNSReload(ctx, r.now(), r.dnsRepairAfter)
+	if err != nil {
+		return "", err
+	}
+	if request == 0 {
+		return fmt.Sprintf("%s; not served for %s: a reload of CoreDNS's configuration was requested", msg, waited.Round(time.Second)), nil
+	}
+	dnsReloadRequests.Inc()
+	r.recorder.Eventf(ai, nil, corev1.EventTypeWarning, "DNSReloadRequested", "Repair",
+		"CoreDNS has not served this entry for %s after it was written; every replica was asked to reload its configuration (request %d)", waited.Round(time.Second), request)
+	return fmt.Sprintf("%s; not served for %s: CoreDNS was asked to reload its configuration (request %d)", msg, waited.Round(time.Second), request), nil
 }
 
 // fail records f and asks for a retry with the controller's exponential backoff; the DNS and proxy entries keep

@@ -58,6 +58,9 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// LoadPoll is how often an object whose entry is not served everywhere yet asks again. Default 1s.
 	LoadPoll time.Duration
+	// DNSRepairAfter is how long an entry may be written and not served by CoreDNS before the operator requests a
+	// reload of every replica's configuration (at most once per DNSRepairAfter). Default 30s.
+	DNSRepairAfter time.Duration
 	// RecheckInterval is how often a Ready object is reconciled again without any event: the hosted cluster's
 	// reachability and what the replicas serve. Default 1m.
 	RecheckInterval time.Duration
@@ -96,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RecheckInterval == 0 {
 		o.RecheckInterval = time.Minute
+	}
+	if o.DNSRepairAfter == 0 {
+		o.DNSRepairAfter = 30 * time.Second
 	}
 	if o.ControlPlanePort == 0 {
 		o.ControlPlanePort = 6443
@@ -184,6 +190,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 		check:          newLoadCheck(o.DNSReplicas, o.ProxyReplicas, o.ProbeTimeout),
 		loadPoll:       o.LoadPoll,
 		recheck:        o.RecheckInterval,
+		dnsRepairAfter: o.DNSRepairAfter,
 		controlPlane: controlPlane{
 			service: o.ControlPlaneService, port: o.ControlPlanePort, clusterDomain: o.ClusterDomain,
 			lookupHost: net.DefaultResolver.LookupHost,

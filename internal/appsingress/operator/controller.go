@@ -32,6 +32,9 @@ func (o Options) addresses() (addresses, error) {
 	if o.DNSVLANPort != 0 && len(o.DNSVLANBind) == 0 {
 		return a, fmt.Errorf("--dns-vlan-port needs --dns-vlan-bind: a second listener on every address would take the port from the node's other DNS servers")
 	}
+	if o.DNSRepairAfter <= 0 {
+		return a, fmt.Errorf("--dns-repair-after must be positive")
+	}
 	if o.DNSZoneReloadInterval <= 0 {
 		return a, fmt.Errorf("--dns-zone-reload-interval must be positive: zero would stop CoreDNS from ever re-reading a zone")
 	}
@@ -81,6 +84,7 @@ func (o Options) Controller(reader client.Reader) (controller.Options, error) {
 		DNSReplicas:             replicas(reader, a.dnsStatic, in(o.DNSService), "dns"),
 		ProxyReplicas:           replicas(reader, a.proxyStatic, in(o.ProxyService), "status"),
 		RecheckInterval:         o.RecheckInterval,
+		DNSRepairAfter:          o.DNSRepairAfter,
 		ControlPlaneService:     o.ControlPlaneService,
 		ControlPlanePort:        o.ControlPlanePort,
 		ClusterDomain:           o.ClusterDomain,

@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+)
+
+// An entry CoreDNS has not served for dnsRepairAfter after it was written gets a reload request: the Corefile alone
+// is written again, with a new generation; a second object waiting as long within the same period does not make
+// another, and the status says what was done.
+func TestUnservedDNSEntryRequestsOneReload(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	a, b := example(), example()
+	b.Name, b.Spec.HostedClusterRef.Name = "dev", "dev"
+	a.Status.ExternalIPs, b.Status.ExternalIPs = []string{"192.0.2.1"}, []string{"192.0.2.2"}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a.DeepCopy(), b.DeepCopy()).Build()
+	p := &publisher{client: c, reader: c, dnsMap: types.NamespacedName{Namespace: "ops", Name: "dns"}, proxyMap: types.NamespacedName{Namespace: "ops", Name: "proxy"}}
+	p.dnsOpts.ProxyIPs, _ = ParseAddrs([]string{"10.0.0.1"})
+	start := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
+	now := start
+	recorder := events.NewFakeRecorder(10)
+	r := &Reconciler{publisher: p, recorder: recorder, dnsRepairAfter: 30 * time.Second, now: func() time.Time { return now }}
+	if _, err := p.publish(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	corefile := func() string {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(context.Background(), p.dnsMap, cm); err != nil {
+			t.Fatal(err)
+		}
+		return cm.Data[dns.CorefileKey]
+	}
+	written := corefile()
+	waiting := func(ai *v1alpha1.AppsIngress) {
+		ai.Status.Conditions = nil
+		meta.SetStatusCondition(&ai.Status.Conditions, metav1.Condition{
+			Type: CondDNSConfigured, Status: metav1.ConditionFalse, Reason: "NotServedYet", LastTransitionTime: metav1.NewTime(start),
+		})
+	}
+	waiting(a)
+	waiting(b)
+
+	now = start.Add(29 * time.Second)
+	if msg, err := r.repairDNS(context.Background(), a, "not served"); err != nil || msg != "not served" || corefile() != written {
+		t.Fatalf("29 s after it was written: %q (%v); the Corefile changed: %t", msg, err, corefile() != written)
+	}
+	now = start.Add(31 * time.Second)
+	msg, err := r.repairDNS(context.Background(), a, "not served")
+	if err != nil || !strings.Contains(msg, "CoreDNS was asked to reload its configuration (request 1)") {
+		t.Fatalf("31 s after it was written: %q (%v)", msg, err)
+	}
+	requested := corefile()
+	if requested == written || !strings.Contains(requested, "-1\"") {
+		t.Fatalf("the reload request did not change the Corefile's generation:\n%s", requested)
+	}
+	if ev := <-recorder.Events; !strings.Contains(ev, "DNSReloadRequested") {
+		t.Fatalf("event %q", ev)
+	}
+	now = start.Add(45 * time.Second)
+	msg, err = r.repairDNS(context.Background(), b, "not served")
+	if err != nil || !strings.Contains(msg, "a reload of CoreDNS's configuration was requested") || corefile() != requested {
+		t.Fatalf("a second object within the period: %q (%v), Corefile rewritten: %t", msg, err, corefile() != requested)
+	}
+	now = start.Add(62 * time.Second)
+	if msg, err = r.repairDNS(context.Background(), b, "not served"); err != nil || !strings.Contains(msg, "(request 2)") || corefile() == requested {
+		t.Fatalf("after the period: %q (%v)", msg, err)
+	}
+	// A served entry (condition true) asks for nothing.
+	meta.SetStatusCondition(&a.Status.Conditions, metav1.Condition{Type: CondDNSConfigured, Status: metav1.ConditionTrue, Reason: "Served"})
+	now = start.Add(200 * time.Second)
+	if msg, err = r.repairDNS(context.Background(), a, "served"); err != nil || msg != "served" {
+		t.Fatalf("a served entry: %q (%v)", msg, err)
+	}
+}
