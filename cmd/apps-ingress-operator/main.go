@@ -19,12 +19,14 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "sync-files" {
-		if err := syncFiles(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "apps-ingress-operator:", err)
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		if sub, ok := subcommands[os.Args[1]]; ok {
+			if err := sub(os.Args[2:]); err != nil {
+				fmt.Fprintln(os.Stderr, "apps-ingress-operator "+os.Args[1]+":", err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
 	}
 	var o operator.Options
 	o.BindFlags(flag.CommandLine)
@@ -33,6 +35,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "apps-ingress-operator:", err)
 		os.Exit(1)
 	}
+}
+
+// subcommands are the operator image's other programs, run in the CoreDNS and HAProxy Pods.
+var subcommands = map[string]func(args []string) error{
+	"sync-files":        syncFiles,
+	"check-attachments": checkAttachments,
 }
 
 func run(o operator.Options) error {

@@ -243,6 +243,46 @@ volumeMounts:
   - {name: kube-api-access, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}
 {{- end }}
 
+{{/*
+The init containers of a CoreDNS or HAProxy Pod: pass (list $ componentValues configMapName configDir). With a Multus
+networks annotation, check-attachments first: where no CNI reads that annotation the Pod would start on the pod
+network alone and be Ready while VLAN clients cannot reach it; the check keeps it from starting, and says why. Then,
+with configSync, the first copy of the rendered files.
+*/}}
+{{- define "aio.initContainers" -}}
+{{- $ := index . 0 -}}
+{{- $networks := hasKey ((index . 1).podAnnotations | default dict) "k8s.v1.cni.cncf.io/networks" -}}
+{{- if or $networks $.Values.configSync.enabled }}
+initContainers:
+  {{- if $networks }}
+  - name: check-attachments
+    image: {{ include "aio.image" (list $.Values.image $.Chart.AppVersion) | quote }}
+    imagePullPolicy: {{ $.Values.image.pullPolicy }}
+    args: [check-attachments, --annotations=/etc/podinfo/annotations]
+    resources:
+      {{- toYaml $.Values.configSync.resources | nindent 6 }}
+    securityContext:
+      {{- toYaml $.Values.securityContext | nindent 6 }}
+    volumeMounts:
+      - {name: podinfo, mountPath: /etc/podinfo, readOnly: true}
+  {{- end }}
+  {{- if $.Values.configSync.enabled }}
+  - name: config-init
+    {{- include "aio.configSync.container" (list $ (index . 2) (index . 3) true) | nindent 4 }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The Downward API volume check-attachments reads: pass (list $ componentValues). */}}
+{{- define "aio.podinfo.volume" -}}
+{{- if hasKey ((index . 1).podAnnotations | default dict) "k8s.v1.cni.cncf.io/networks" }}
+- name: podinfo
+  downwardAPI:
+    items:
+      - {path: annotations, fieldRef: {fieldPath: metadata.annotations}}
+{{- end }}
+{{- end }}
+
 {{/* The volumes behind "config" (and the sidecars' token): pass (list $ configMapName). */}}
 {{- define "aio.configSync.volumes" -}}
 {{- $ := index . 0 -}}

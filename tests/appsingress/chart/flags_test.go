@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/attachment"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/filesync"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/operator"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
@@ -19,6 +20,8 @@ const chartDir = "../../../charts/apps-ingress-operator"
 type parsed struct {
 	operator operator.Options
 	syncers  []filesync.Options
+	// attachmentChecks are the check-attachments init containers' options.
+	attachmentChecks []attachment.Options
 }
 
 // parseChart renders the chart and parses every container that runs the operator's image: the operator with its
@@ -46,6 +49,16 @@ func parseChart(t *testing.T, valuesFiles []string, values map[string]any) parse
 	ops := 0
 	for _, c := range containers {
 		if c.Image != image {
+			continue
+		}
+		if len(c.Args) > 0 && c.Args[0] == "check-attachments" {
+			var o attachment.Options
+			fs := flag.NewFlagSet("check-attachments", flag.ContinueOnError)
+			o.BindFlags(fs)
+			if err := render.ParseArgs(fs, c.Args[1:]); err != nil {
+				t.Fatalf("%s: %v", c, err)
+			}
+			p.attachmentChecks = append(p.attachmentChecks, o)
 			continue
 		}
 		if len(c.Args) > 0 && c.Args[0] == "sync-files" {
@@ -110,6 +123,7 @@ func TestChartArgumentsFollowValues(t *testing.T) {
 		"dns": map[string]any{
 			"hostNetwork": true, "vlanAddresses": []any{"10.1.0.5", "eth1"},
 			"upstreams": []any{"10.0.0.53", "10.0.0.54"}, "proxyIPs": []any{"10.96.0.10"}, "zoneReloadInterval": "2s",
+			"repairAfter": "45s",
 		},
 		"hostedClusterNamespaces": []any{"clusters", "lab"},
 		"configShards":            3,
@@ -119,15 +133,44 @@ func TestChartArgumentsFollowValues(t *testing.T) {
 	if o.DNSVLANPort != 53 || !slices.Equal(o.DNSVLANBind, []string{"10.1.0.5", "eth1"}) ||
 		!slices.Equal(o.DNSUpstreams, []string{"10.0.0.53", "10.0.0.54"}) || !slices.Equal(o.ProxyIPs, []string{"10.96.0.10"}) ||
 		!slices.Equal(o.SecretNamespaces, []string{"clusters", "lab"}) || o.ConfigShards != 3 ||
-		o.DNSZoneReloadInterval != 2*time.Second || o.RecheckInterval != 30*time.Second || o.Namespace != render.Namespace {
+		o.DNSZoneReloadInterval != 2*time.Second || o.DNSRepairAfter != 45*time.Second || o.RecheckInterval != 30*time.Second ||
+		o.Namespace != render.Namespace {
 		t.Fatalf("values read as %+v", o)
 	}
 	if len(p.syncers) != 4 {
 		t.Fatalf("%d sync-files containers, want a sidecar and an init container for each server", len(p.syncers))
 	}
+	if len(p.attachmentChecks) != 0 {
+		t.Fatalf("%d check-attachments containers without any secondary network", len(p.attachmentChecks))
+	}
 	for _, s := range p.syncers {
 		if s.ConfigMap == o.DNSConfigMap && s.Dir != o.DNSZoneDir {
 			t.Errorf("the DNS sidecar writes into %s, the Corefile names %s", s.Dir, o.DNSZoneDir)
+		}
+	}
+}
+
+// A server asking Multus for a secondary network checks, before it starts, that the network is attached; one that
+// asks for none does not.
+func TestSecondaryNetworksAreCheckedBeforeTheServersStart(t *testing.T) {
+	networks := map[string]any{attachment.NetworksAnnotation: "vlan-dns"}
+	for _, tc := range []struct {
+		values map[string]any
+		want   int
+	}{
+		{map[string]any{"dns": map[string]any{"podAnnotations": networks}}, 1},
+		{map[string]any{"dns": map[string]any{"podAnnotations": networks}, "proxy": map[string]any{"podAnnotations": networks}}, 2},
+		{map[string]any{"dns": map[string]any{"podAnnotations": networks}, "configSync": map[string]any{"enabled": false}}, 1},
+		{map[string]any{"dns": map[string]any{"podAnnotations": map[string]any{"example.com/other": "x"}}}, 0},
+	} {
+		p := parseChart(t, nil, tc.values)
+		if len(p.attachmentChecks) != tc.want {
+			t.Errorf("%v: %d check-attachments containers, want %d", tc.values, len(p.attachmentChecks), tc.want)
+		}
+		for _, o := range p.attachmentChecks {
+			if o.Annotations != "/etc/podinfo/annotations" {
+				t.Errorf("check-attachments reads %s, where the chart mounts no annotations", o.Annotations)
+			}
 		}
 	}
 }
