@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/netip"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,6 +92,7 @@ const (
 	httpsMapPrefix = "apps-https"
 	httpMapPrefix  = "apps-http"
 	apiMapPrefix   = "api"
+	vlansPrefix    = "vlans"
 )
 
 // ShardStatusPath is the status frontend's path serving shard i's ConfigID.
@@ -154,7 +156,13 @@ resolvers pod
     hold nx 10s
 `)
 	sni := "req_ssl_sni,lower"
+	// VLAN clients have no business here: the VLAN view of DNS gives them their cluster's own addresses. Where HAProxy
+	// listens on a VLAN (the node's network, a secondary network), a client of one VLAN would otherwise reach, by SNI,
+	// every cluster the proxy routes to, those of other VLANs included. So a connection from any cluster's VLAN CIDRs
+	// is closed before anything is read.
+	refuseVLANs := "    tcp-request connection reject if { src" + listFiles(vlansPrefix, o.Shards) + " }\n"
 	fmt.Fprintf(&b, "\nfrontend apps-https\n    mode tcp\n    bind %s\n", bind(o.BindAddress, o.HTTPSPort))
+	b.WriteString(refuseVLANs)
 	b.WriteString("    tcp-request inspect-delay 5s\n    tcp-request content accept if { req_ssl_hello_type 1 }\n")
 	writeLookups(&b, o.Shards, sni, "map_end", httpsMapPrefix)
 	// An API published on 443 is asked for on this port: its name is no apps name, so it cannot take a route.
@@ -162,10 +170,12 @@ resolvers pod
 	b.WriteString("    default_backend no-route-tcp\n")
 
 	fmt.Fprintf(&b, "\nfrontend apps-http\n    mode http\n    bind %s\n", bind(o.BindAddress, o.HTTPPort))
+	b.WriteString(refuseVLANs)
 	writeLookups(&b, o.Shards, "req.hdr(host),field(1,:),lower", "map_end", httpMapPrefix)
 	b.WriteString("    default_backend no-route-http\n")
 
 	fmt.Fprintf(&b, "\nfrontend api\n    mode tcp\n    bind %s\n", bind(o.BindAddress, o.APIPort))
+	b.WriteString(refuseVLANs)
 	b.WriteString("    tcp-request inspect-delay 5s\n    tcp-request content accept if { req_ssl_hello_type 1 }\n")
 	writeLookups(&b, o.Shards, sni, "map", apiMapPrefix)
 	b.WriteString("    default_backend no-route-tcp\n")
@@ -175,6 +185,7 @@ resolvers pod
 
 	b.WriteString("\n# Which configuration the workers serving new connections loaded (this file's, each shard's), and the last\n# one the reloader refused.\n")
 	fmt.Fprintf(&b, "frontend config-status\n    mode http\n    bind %s\n", bind(o.BindAddress, o.StatusPort))
+	b.WriteString(refuseVLANs)
 	fmt.Fprintf(&b, "    http-request return status 200 content-type text/plain string %s if { path %s }\n", idPlaceholder, ConfigIDPath)
 	fmt.Fprintf(&b, "    http-request return status 200 content-type text/plain file %s if { path %s }\n", path.Join(o.StateDir, RejectedFile), RejectedPath)
 	for i := range o.Shards {
@@ -196,6 +207,18 @@ func writeLookups(b *strings.Builder, shards int, sample, conv, kind string) {
 func shardStatusBackend(i int) string { return routes.ShardName(shardPrefix+"-status", i) }
 
 func mapFile(kind string, i int) string { return routes.ShardName(kind, i) + ".map" }
+
+// listFile is shard i's pattern file of kind.
+func listFile(kind string, i int) string { return routes.ShardName(kind, i) + ".lst" }
+
+// listFiles is " -f <file>" for every shard's pattern file of kind.
+func listFiles(kind string, shards int) string {
+	var b strings.Builder
+	for i := range shards {
+		b.WriteString(" -f " + listFile(kind, i))
+	}
+	return b.String()
+}
 
 // renderShard returns shard i's files for clusters: the backends and the three maps naming them.
 func renderShard(i int, clusters []routes.Cluster) map[string]string {
@@ -221,10 +244,13 @@ func renderShard(i int, clusters []routes.Cluster) map[string]string {
 			fmt.Fprintf(&cfg, "\nbackend %s\n    mode tcp\n    server api %s%s\n", backend(c, "api"), serverAddr(c.APIBackendAddr()), resolvedBy(c.APIBackendAddr()))
 		}
 	}
-	maps := map[string]string{mapFile(httpsMapPrefix, i): https.String(), mapFile(httpMapPrefix, i): http.String(), mapFile(apiMapPrefix, i): api.String()}
-	// The id covers the maps: a route added to a map alone is a new configuration too.
+	maps := map[string]string{
+		mapFile(httpsMapPrefix, i): https.String(), mapFile(httpMapPrefix, i): http.String(), mapFile(apiMapPrefix, i): api.String(),
+		listFile(vlansPrefix, i): vlanList(clusters),
+	}
+	// The id covers the maps and the list: a route added to a map alone is a new configuration too.
 	body := cfg.String()
-	for _, name := range []string{mapFile(httpsMapPrefix, i), mapFile(httpMapPrefix, i), mapFile(apiMapPrefix, i)} {
+	for _, name := range []string{mapFile(httpsMapPrefix, i), mapFile(httpMapPrefix, i), mapFile(apiMapPrefix, i), listFile(vlansPrefix, i)} {
 		body += "\n# " + name + " " + hashOf(maps[name])
 	}
 	files := map[string]string{routes.ShardName(shardPrefix, i) + ".cfg": withID(body + "\n")}
@@ -232,6 +258,18 @@ func renderShard(i int, clusters []routes.Cluster) map[string]string {
 		files[k] = v
 	}
 	return files
+}
+
+// vlanList is the pattern file of the clusters' VLAN CIDRs, one per line, each once.
+func vlanList(clusters []routes.Cluster) string {
+	var cidrs []string
+	for _, c := range clusters {
+		for _, p := range c.VLANCIDRs {
+			cidrs = append(cidrs, p.Masked().String())
+		}
+	}
+	slices.Sort(cidrs)
+	return "# Generated by apps-ingress-operator; edits are overwritten.\n" + strings.Join(append(slices.Compact(cidrs), ""), "\n")
 }
 
 func hashOf(s string) string {

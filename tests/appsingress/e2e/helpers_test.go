@@ -283,7 +283,13 @@ func startRouter(t *testing.T, ip, name string) *router {
 // tlsThroughProxy connects to the proxy's port with sni and returns the certificate the far end presented and the
 // body of a GET / over that connection.
 func tlsThroughProxy(port int, sni string) (*x509.Certificate, string, error) {
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 3 * time.Second}, "tcp", net.JoinHostPort(proxyIP, strconv.Itoa(port)),
+	return tlsThroughProxyFrom(podClient, port, sni)
+}
+
+// tlsThroughProxyFrom is tlsThroughProxy from the source address src.
+func tlsThroughProxyFrom(src string, port int, sni string) (*x509.Certificate, string, error) {
+	dialer := &net.Dialer{Timeout: 3 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	conn, err := tls.DialWithDialer(dialer, "tcp", net.JoinHostPort(proxyIP, strconv.Itoa(port)),
 		&tls.Config{ServerName: sni, InsecureSkipVerify: true}) //nolint:gosec // the test compares the certificate itself
 	if err != nil {
 		return nil, "", err

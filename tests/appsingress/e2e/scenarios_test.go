@@ -137,6 +137,13 @@ func TestTwoClustersSideBySide(t *testing.T) {
 		waitDNS(t, vlanClient, host, []string{ips[name]})
 		waitDNS(t, podClient, host, []string{proxyIP})
 		waitTLSRoute(t, proxyPorts.https, host, routers[name].cert)
+		// A client of the clusters' VLAN is refused by the proxy: its DNS view gives it the cluster's own address, and
+		// through the proxy it could reach every other cluster's routes, those of other VLANs included.
+		for _, port := range []int{proxyPorts.https, proxyPorts.api} {
+			if cert, _, err := tlsThroughProxyFrom(vlanClient, port, host); err == nil {
+				t.Fatalf("a VLAN client (%s) reached %q through the proxy's port %d", vlanClient, cert.Subject.CommonName, port)
+			}
+		}
 	}
 	deleteAndWait(t, types.NamespacedName{Namespace: clustersNS, Name: "east"})
 	waitDNS(t, vlanClient, "x.apps.east."+baseDomain, nil)
