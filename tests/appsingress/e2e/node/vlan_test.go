@@ -154,6 +154,11 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 	})
 	expect("TLS from the VLAN to the router", vlan, localenv.SubjectArgs(localenv.RouterA+":443", name), "subject=CN = router-a")
 	expect("TLS from a Pod through the proxy", inPod, localenv.SubjectArgs(proxyIP+":443", name), "subject=CN = router-a")
+	// A name no hosted cluster publishes gets no route: the proxy ends the connection (it holds no certificate).
+	unknown := "console-openshift-console.apps.unknown." + localenv.BaseDomain
+	if out, err := inPod(localenv.SubjectArgs(proxyIP+":443", unknown)...); err == nil || strings.Contains(out, "subject=") {
+		t.Fatalf("TLS from a Pod through the proxy for %s, which no cluster publishes: %q (%v), want the connection refused", unknown, out, err)
+	}
 	expect("HTTP from a Pod through the proxy", inPod, []string{"curl", "-s", "-m", "5", "-H", "Host: " + name, "http://" + proxyIP + "/"}, "router-a")
 	expect("the hosted API from a Pod through the proxy", inPod, []string{"curl", "-sk", "-m", "5",
 		"--resolve", apiName + ":6443:" + proxyIP, "https://" + apiName + ":6443/readyz"}, "ok")
