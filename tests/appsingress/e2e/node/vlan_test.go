@@ -5,6 +5,7 @@ package node_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,8 @@ func TestVLANAttachmentModes(t *testing.T) {
 		vlanDNS func(t *testing.T) (string, string)
 		// attached, when set, checks the Pods' attachment to the VLAN once installed.
 		attached func(t *testing.T)
+		// proxyOnVLAN, when set, is where the proxy listens on the VLAN (host:port of its HTTPS port).
+		proxyOnVLAN string
 	}{
 		{
 			name: "Service with externalTrafficPolicy Local",
@@ -82,7 +85,8 @@ func TestVLANAttachmentModes(t *testing.T) {
 				"dns":   map[string]any{"hostNetwork": true, "vlanAddresses": []any{localenv.VLANNodeIP}, "replicaCount": 1},
 				"proxy": map[string]any{"hostNetwork": true, "replicaCount": 1},
 			},
-			vlanDNS: func(*testing.T) (string, string) { return localenv.VLANNodeIP, "53" },
+			vlanDNS:     func(*testing.T) (string, string) { return localenv.VLANNodeIP, "53" },
+			proxyOnVLAN: net.JoinHostPort(localenv.VLANNodeIP, proxyHTTPSPort),
 		},
 		{
 			name: "secondary network (Multus)",
@@ -92,7 +96,8 @@ func TestVLANAttachmentModes(t *testing.T) {
 					"podAnnotations": map[string]any{multusNetworks: vlanDNSAttachment}},
 				"proxy": map[string]any{"replicaCount": 1, "podAnnotations": map[string]any{multusNetworks: vlanProxyAttachment}},
 			},
-			vlanDNS: func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
+			vlanDNS:     func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
+			proxyOnVLAN: net.JoinHostPort(vlanProxyAddress, proxyHTTPSPort),
 			attached: func(t *testing.T) {
 				assertAttached(t, "app.kubernetes.io/component=dns", vlanDNSAttachment, vlanDNSAddress)
 				assertAttached(t, "app.kubernetes.io/component=proxy", vlanProxyAttachment, vlanProxyAddress)
@@ -106,12 +111,15 @@ func TestVLANAttachmentModes(t *testing.T) {
 				mode.attached(t)
 			}
 			server, port := mode.vlanDNS(t)
-			proveVLANMode(t, probeNS, probe, server, port)
+			proveVLANMode(t, probeNS, probe, server, port, mode.proxyOnVLAN)
 		})
 	}
 }
 
-func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
+// proxyHTTPSPort is the chart's HAProxy TLS port (on the node's ports under hostNetwork).
+const proxyHTTPSPort = "8443"
+
+func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort, proxyOnVLAN string) {
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: localenv.ClustersNS, Name: vlanCluster}
 	createVLANAppsIngress(t, localenv.VLANPoolA)
@@ -154,6 +162,12 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort string) {
 	})
 	expect("TLS from the VLAN to the router", vlan, localenv.SubjectArgs(localenv.RouterA+":443", name), "subject=CN = router-a")
 	expect("TLS from a Pod through the proxy", inPod, localenv.SubjectArgs(proxyIP+":443", name), "subject=CN = router-a")
+	// The proxy, where it listens on the VLAN, refuses the VLAN's clients: through it they would reach every cluster.
+	if proxyOnVLAN != "" {
+		if out, err := vlan(localenv.SubjectArgs(proxyOnVLAN, name)...); err == nil || strings.Contains(out, "subject=") {
+			t.Fatalf("a VLAN client reached %s through the proxy at %s: %q (%v), want the connection refused", name, proxyOnVLAN, out, err)
+		}
+	}
 	// A name no hosted cluster publishes gets no route: the proxy ends the connection (it holds no certificate).
 	unknown := "console-openshift-console.apps.unknown." + localenv.BaseDomain
 	if out, err := inPod(localenv.SubjectArgs(proxyIP+":443", unknown)...); err == nil || strings.Contains(out, "subject=") {
