@@ -35,14 +35,15 @@ func newLoadCheck(dnsReplicas, proxyReplicas Replicas, timeout time.Duration) *l
 }
 
 // dnsServes says whether every CoreDNS replica answers c's names as published: the default view with proxyIPs, the
-// VLAN view (asked through its probe name) with the external IPs. The message says which replica answers what.
-func (l *loadCheck) dnsServes(ctx context.Context, c routes.Cluster, proxyIPs []netip.Addr) (bool, string, error) {
+// VLAN view (asked through its probe name) with the external IPs. The message says which replica answers what, and
+// lagging is the first replica that does not (invalid when none is ready).
+func (l *loadCheck) dnsServes(ctx context.Context, c routes.Cluster, proxyIPs []netip.Addr) (ok bool, lagging netip.AddrPort, msg string, err error) {
 	replicas, err := l.dns.Addresses(ctx)
 	if err != nil {
-		return false, "", err
+		return false, lagging, "", err
 	}
 	if len(replicas) == 0 {
-		return false, "no CoreDNS replica is ready", nil
+		return false, lagging, "no CoreDNS replica is ready", nil
 	}
 	type question struct {
 		name string
@@ -62,14 +63,14 @@ func (l *loadCheck) dnsServes(ctx context.Context, c routes.Cluster, proxyIPs []
 		for _, q := range qs {
 			got, err := l.lookup(ctx, r, q.name)
 			if err != nil {
-				return false, fmt.Sprintf("CoreDNS %s does not answer %s yet: %v", r, q.name, err), nil
+				return false, r, fmt.Sprintf("CoreDNS %s does not answer %s yet: %v", r, q.name, err), nil
 			}
 			if !sameAddrs(got, q.want) {
-				return false, fmt.Sprintf("CoreDNS %s answers %s with %s, not yet %s", r, q.name, join(got), join(q.want)), nil
+				return false, r, fmt.Sprintf("CoreDNS %s answers %s with %s, not yet %s", r, q.name, join(got), join(q.want)), nil
 			}
 		}
 	}
-	return true, fmt.Sprintf("%d CoreDNS replica(s) answer the new records", len(replicas)), nil
+	return true, lagging, fmt.Sprintf("%d CoreDNS replica(s) answer the new records", len(replicas)), nil
 }
 
 // lookup asks server for name's A and AAAA records over UDP; anything but an answer (NOERROR, possibly empty) is an
@@ -89,6 +90,41 @@ func (l *loadCheck) lookup(ctx context.Context, server netip.AddrPort, name stri
 }
 
 func query(ctx context.Context, server netip.AddrPort, name string, typ dnsmessage.Type, id uint16) ([]netip.Addr, error) {
+	resp, err := exchange(ctx, server, name, typ, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, a := range resp.Answers {
+		switch r := a.Body.(type) {
+		case *dnsmessage.AResource:
+			out = append(out, netip.AddrFrom4(r.A))
+		case *dnsmessage.AAAAResource:
+			out = append(out, netip.AddrFrom16(r.AAAA))
+		}
+	}
+	return out, nil
+}
+
+// dnsGeneration asks a CoreDNS replica which configuration it runs: the generation its Corefile was written with
+// (dns.GenerationName).
+func (l *loadCheck) dnsGeneration(ctx context.Context, server netip.AddrPort) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	resp, err := exchange(ctx, server, dns.GenerationName, dnsmessage.TypeTXT, 3)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range resp.Answers {
+		if txt, ok := a.Body.(*dnsmessage.TXTResource); ok && len(txt.TXT) > 0 {
+			return txt.TXT[0], nil
+		}
+	}
+	return "", fmt.Errorf("no generation in the answer")
+}
+
+// exchange sends one question to server over UDP and returns the answer; an rcode other than NOERROR is an error.
+func exchange(ctx context.Context, server netip.AddrPort, name string, typ dnsmessage.Type, id uint16) (*dnsmessage.Message, error) {
 	qname, err := dnsmessage.NewName(name + ".")
 	if err != nil {
 		return nil, err
@@ -123,16 +159,7 @@ func query(ctx context.Context, server netip.AddrPort, name string, typ dnsmessa
 		if resp.RCode != dnsmessage.RCodeSuccess {
 			return nil, fmt.Errorf("%s answered %s", typ, resp.RCode)
 		}
-		var out []netip.Addr
-		for _, a := range resp.Answers {
-			switch r := a.Body.(type) {
-			case *dnsmessage.AResource:
-				out = append(out, netip.AddrFrom4(r.A))
-			case *dnsmessage.AAAAResource:
-				out = append(out, netip.AddrFrom16(r.AAAA))
-			}
-		}
-		return out, nil
+		return &resp, nil
 	}
 }
 

@@ -29,7 +29,7 @@ var (
 
 	dnsReloadRequests = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "appsingress_dns_reload_requests_total",
-		Help: "Reload requests written into the Corefile because CoreDNS served less than its files for longer than --dns-repair-after.",
+		Help: "Reload requests written into the Corefile because a CoreDNS replica ran one configuration without serving an entry for longer than --dns-repair-after.",
 	})
 
 	registerOnce sync.Once

@@ -46,8 +46,10 @@ type Reconciler struct {
 	// recheck how often a Ready object is checked again.
 	check             *loadCheck
 	loadPoll, recheck time.Duration
-	// dnsRepairAfter is how long an entry may go unserved by CoreDNS before a reload is requested.
+	// dnsRepairAfter is how long an entry may go unserved by a CoreDNS replica whose configuration does not move
+	// before a reload is requested; generations is what each replica was seen running.
 	dnsRepairAfter time.Duration
+	generations    servedGenerations
 	controlPlane   controlPlane
 	now            func() time.Time
 }
@@ -282,15 +284,19 @@ func (r *Reconciler) configWriteFailed(ai *v1alpha1.AppsIngress, err error) (ctr
 // phase from both: Ready only once all of them serve this entry. A Ready object is checked again after recheck, so
 // that a hosted cluster gone unreachable, or a replica serving something else, shows without any event.
 func (r *Reconciler) checkServed(ctx context.Context, ai *v1alpha1.AppsIngress, c routes.Cluster, pub published) (ctrl.Result, error) {
-	dnsOK, dnsMsg, err := r.check.dnsServes(ctx, c, pub.proxyIPs)
+	dnsOK, lagging, dnsMsg, err := r.check.dnsServes(ctx, c, pub.proxyIPs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if dnsOK {
 		setCondition(ai, CondDNSConfigured, metav1.ConditionTrue, "Served", dnsMsg)
 	} else {
-		if dnsMsg, err = r.repairDNS(ctx, ai, dnsMsg); err != nil {
-			return ctrl.Result{}, err
+		if lagging.IsValid() {
+			// Unanswered, the generation is "": a replica that keeps not answering counts as not moving.
+			gen, _ := r.check.dnsGeneration(ctx, lagging)
+			if dnsMsg, err = r.repairDNS(ctx, ai, lagging, gen, dnsMsg); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 		setCondition(ai, CondDNSConfigured, metav1.ConditionFalse, "NotServedYet", dnsMsg)
 	}
@@ -321,32 +327,6 @@ func (r *Reconciler) checkServed(ctx context.Context, ai *v1alpha1.AppsIngress, 
 	setPhase(ai, v1alpha1.PhaseReady, "Ready", fmt.Sprintf("*.apps.%s.%s served at %s", c.Name, c.BaseDomain, strings.Join(ai.Status.ExternalIPs, ", ")))
 	// Jittered, so that objects made Ready together are not all checked again at once.
 	return ctrl.Result{RequeueAfter: r.recheck + rand.N(r.recheck/10+1)}, nil
-}
-
-// repairDNS requests a reload of CoreDNS's configuration once ai's entry has gone unserved for dnsRepairAfter (its
-// DNSConfigured condition false that long), and returns msg with what was done. The files are right (they were
-// written); a replica whose reload check missed them keeps serving the previous ones until something changes them,
-// and the request is that change.
-func (r *Reconciler) repairDNS(ctx context.Context, ai *v1alpha1.AppsIngress, msg string) (string, error) {
-	c := meta.FindStatusCondition(ai.Status.Conditions, CondDNSConfigured)
-	if c == nil || c.Status != metav1.ConditionFalse {
-		return msg, nil
-	}
-	waited := r.now().Sub(c.LastTransitionTime.Time)
-	if waited < r.dnsRepairAfter {
-		return msg, nil
-	}
-	request, err := r.publisher.requestDNSReload(ctx, r.now(), r.dnsRepairAfter)
-	if err != nil {
-		return "", err
-	}
-	if request == 0 {
-		return fmt.Sprintf("%s; not served for %s: a reload of CoreDNS's configuration was requested", msg, waited.Round(time.Second)), nil
-	}
-	dnsReloadRequests.Inc()
-	r.recorder.Eventf(ai, nil, corev1.EventTypeWarning, "DNSReloadRequested", "Repair",
-		"CoreDNS has not served this entry for %s after it was written; every replica was asked to reload its configuration (request %d)", waited.Round(time.Second), request)
-	return fmt.Sprintf("%s; not served for %s: CoreDNS was asked to reload its configuration (request %d)", msg, waited.Round(time.Second), request), nil
 }
 
 // fail records f and asks for a retry with the controller's exponential backoff; the DNS and proxy entries keep

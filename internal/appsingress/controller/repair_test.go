@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +20,10 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 )
 
-// An entry CoreDNS has not served for dnsRepairAfter after it was written gets a reload request: the Corefile alone
-// is written again, with a new generation; a second object waiting as long within the same period does not make
-// another, and the status says what was done.
+// An entry a CoreDNS replica has not served for dnsRepairAfter, while running the same configuration all that time,
+// gets a reload request: the Corefile alone is written again, with a new generation; a second object waiting as long
+// within the same period does not make another, a replica whose generation moves is not stuck, and the status says
+// what was done.
 func TestUnservedDNSEntryRequestsOneReload(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -60,14 +62,18 @@ func TestUnservedDNSEntryRequestsOneReload(t *testing.T) {
 	waiting(a)
 	waiting(b)
 
+	replica := netip.MustParseAddrPort("10.0.0.53:53")
+	if msg, err := r.repairDNS(context.Background(), a, replica, "g1", "not served"); err != nil || msg != "not served" {
+		t.Fatalf("first seen: %q (%v)", msg, err)
+	}
 	now = start.Add(29 * time.Second)
-	if msg, err := r.repairDNS(context.Background(), a, "not served"); err != nil || msg != "not served" || corefile() != written {
+	if msg, err := r.repairDNS(context.Background(), a, replica, "g1", "not served"); err != nil || msg != "not served" || corefile() != written {
 		t.Fatalf("29 s after it was written: %q (%v); the Corefile changed: %t", msg, err, corefile() != written)
 	}
 	now = start.Add(31 * time.Second)
-	msg, err := r.repairDNS(context.Background(), a, "not served")
-	if err != nil || !strings.Contains(msg, "CoreDNS was asked to reload its configuration (request 1)") {
-		t.Fatalf("31 s after it was written: %q (%v)", msg, err)
+	msg, err := r.repairDNS(context.Background(), a, replica, "g1", "not served")
+	if err != nil || !strings.Contains(msg, `has run configuration "g1" for over 30s`) || !strings.Contains(msg, "(request 1)") {
+		t.Fatalf("31 s after it was written, the replica on the same generation: %q (%v)", msg, err)
 	}
 	requested := corefile()
 	if requested == written || !strings.Contains(requested, "-1\"") {
@@ -77,18 +83,23 @@ func TestUnservedDNSEntryRequestsOneReload(t *testing.T) {
 		t.Fatalf("event %q", ev)
 	}
 	now = start.Add(45 * time.Second)
-	msg, err = r.repairDNS(context.Background(), b, "not served")
-	if err != nil || !strings.Contains(msg, "a reload of CoreDNS's configuration was requested") || corefile() != requested {
+	msg, err = r.repairDNS(context.Background(), b, replica, "g1", "not served")
+	if err != nil || !strings.Contains(msg, "a reload of every replica's configuration was requested") || corefile() != requested {
 		t.Fatalf("a second object within the period: %q (%v), Corefile rewritten: %t", msg, err, corefile() != requested)
 	}
-	now = start.Add(62 * time.Second)
-	if msg, err = r.repairDNS(context.Background(), b, "not served"); err != nil || !strings.Contains(msg, "(request 2)") || corefile() == requested {
-		t.Fatalf("after the period: %q (%v)", msg, err)
+	// A replica whose generation moves is catching up: it is left to it, however long the entry has waited.
+	now = start.Add(100 * time.Second)
+	if msg, err = r.repairDNS(context.Background(), b, replica, "g2", "not served"); err != nil || msg != "not served" {
+		t.Fatalf("a replica on a new generation: %q (%v)", msg, err)
+	}
+	now = start.Add(131 * time.Second)
+	if msg, err = r.repairDNS(context.Background(), b, replica, "g2", "not served"); err != nil || !strings.Contains(msg, "(request 2)") || corefile() == requested {
+		t.Fatalf("the same replica 31 s on its new generation: %q (%v)", msg, err)
 	}
 	// A served entry (condition true) asks for nothing.
 	meta.SetStatusCondition(&a.Status.Conditions, metav1.Condition{Type: CondDNSConfigured, Status: metav1.ConditionTrue, Reason: "Served"})
 	now = start.Add(200 * time.Second)
-	if msg, err = r.repairDNS(context.Background(), a, "served"); err != nil || msg != "served" {
+	if msg, err = r.repairDNS(context.Background(), a, replica, "g1", "served"); err != nil || msg != "served" {
 		t.Fatalf("a served entry: %q (%v)", msg, err)
 	}
 }

@@ -58,8 +58,8 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// LoadPoll is how often an object whose entry is not served everywhere yet asks again. Default 1s.
 	LoadPoll time.Duration
-	// DNSRepairAfter is how long an entry may be written and not served by CoreDNS before the operator requests a
-	// reload of every replica's configuration (at most once per DNSRepairAfter). Default 30s.
+	// DNSRepairAfter is how long a CoreDNS replica may run one configuration without serving an entry written before
+	// the operator requests a reload of every replica's configuration (at most once per DNSRepairAfter). Default 30s.
 	DNSRepairAfter time.Duration
 	// RecheckInterval is how often a Ready object is reconciled again without any event: the hosted cluster's
 	// reachability and what the replicas serve. Default 1m.

@@ -60,7 +60,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.ControlPlanePort, "control-plane-service-port", 6443, "that Service's port")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", "cluster.local", "the management cluster's DNS domain (the Service's name is <service>.<namespace>.svc.<domain>)")
 	fs.DurationVar(&o.RecheckInterval, "recheck-interval", time.Minute, "how often a Ready AppsIngress is checked again without any event")
-	fs.DurationVar(&o.DNSRepairAfter, "dns-repair-after", 30*time.Second, "how long CoreDNS may serve less than the files written before every replica is asked to reload its configuration (at most once per this period); keep it above the time files take to reach CoreDNS (the kubelet's sync period without the chart's config-sync sidecar)")
+	fs.DurationVar(&o.DNSRepairAfter, "dns-repair-after", 30*time.Second, "how long a CoreDNS replica may run one configuration (the generation it answers) without serving an entry written before every replica is asked to reload it (at most once per this period); keep it above the time files take to reach CoreDNS (the kubelet's sync period without the chart's config-sync sidecar)")
 	fs.Func("proxy-ips", "addresses the pod-network DNS view answers for *.apps and api names (comma-separated); default: --proxy-service's cluster IPs", flagvalue.CommaList(&o.ProxyIPs))
 	fs.Func("dns-upstreams", "where CoreDNS forwards every other name (comma-separated, forward plugin syntax); none answers REFUSED", flagvalue.CommaList(&o.DNSUpstreams))
 	fs.Func("secret-namespaces", "namespaces whose Secrets (HostedCluster kubeconfigs) the operator may read (comma-separated); empty: all", flagvalue.CommaList(&o.SecretNamespaces))

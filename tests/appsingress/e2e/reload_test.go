@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
@@ -184,4 +187,48 @@ func lookupTXT(t *testing.T, addr, name string) string {
 		}
 	}
 	return fmt.Sprintf("no TXT answer (%v)", resp.RCode)
+}
+
+// TestStuckCoreDNSIsAskedToReload: a CoreDNS whose restart failed keeps its previous configuration and, its reload
+// check having taken the new files as its baseline, never tries them again. The operator sees the replica run one
+// generation without serving the entry, says so in the status, and writes the Corefile again with a reload request,
+// which the sidecar delivers and CoreDNS loads.
+func TestStuckCoreDNSIsAskedToReload(t *testing.T) {
+	noSyncErrors(t)
+	if err := startMetalLB(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	const name = "stuck"
+	key := types.NamespacedName{Namespace: clustersNS, Name: name}
+	c := mgmtClient(t)
+	// The files are held until the entry is written, then delivered once with a server block bound to an address this
+	// host does not have: the restart fails on it. The operator writes nothing more for this entry.
+	configSync.hold.Store(true)
+	defer configSync.hold.Store(false)
+	createAppsIngress(t, name, poolA, nil)
+	t.Cleanup(func() { deleteAndWait(t, key) })
+	waitFor(t, c, key, "written, waiting for the servers", time.Minute, func(ai *v1alpha1.AppsIngress) bool {
+		return strings.HasPrefix(conditionStatus(ai, controller.CondExternalIPAssigned), "True/") && ai.Status.Reason == "ConfigNotServedYet"
+	})
+	edit := func(corefile string) string {
+		return corefile + "\nunreachable.invalid.:53 {\n    bind 192.0.2.123\n}\n"
+	}
+	configSync.corefileEdit.Store(&edit)
+	defer configSync.corefileEdit.Store(nil)
+	failed := strings.Count(readLog(t, dnsServer), "reload failed")
+	configSync.hold.Store(false)
+	waitLog(t, dnsServer, "reload failed", failed+1, time.Minute)
+	// From now on the files reach CoreDNS as the operator writes them.
+	configSync.corefileEdit.Store(nil)
+
+	ai := waitFor(t, c, key, "a reload requested", time.Minute, func(ai *v1alpha1.AppsIngress) bool {
+		return strings.Contains(ai.Status.Message, "every replica was asked to reload its configuration")
+	})
+	if ai.Status.Phase != v1alpha1.PhasePending || !strings.HasPrefix(conditionStatus(ai, controller.CondDNSConfigured), "False/") {
+		t.Fatalf("a reload requested, but %s, DNSConfigured %s", ai.Status.Phase, conditionStatus(ai, controller.CondDNSConfigured))
+	}
+	requested := time.Now()
+	waitFor(t, c, key, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
+	t.Logf("stuck CoreDNS: reload requested %s after the entry was written; Ready %s after the request",
+		dnsRepairAfter, time.Since(requested).Round(time.Millisecond))
 }

@@ -162,6 +162,8 @@ func startOperator(ctx context.Context) (*operator, error) {
 		DNSReplicas:   controller.StaticReplicas{netip.MustParseAddrPort(dnsAddr)},
 		ProxyReplicas: controller.StaticReplicas{netip.AddrPortFrom(netip.MustParseAddr(proxyIP), uint16(proxyOptions.StatusPort))},
 		LoadPoll:      200 * time.Millisecond,
+		// Short, so that a stuck CoreDNS is repaired within a test.
+		DNSRepairAfter: dnsRepairAfter,
 		// Short, so that a Ready object's re-check is seen within a test.
 		RecheckInterval: recheckInterval,
 		// Short, so that the degradation scenarios recover within seconds.
@@ -188,11 +190,18 @@ func (o *operator) stop() {
 // recheckInterval is the operator's re-check period of Ready objects.
 const recheckInterval = 5 * time.Second
 
+// dnsRepairAfter is how long a CoreDNS replica may run one configuration without serving an entry before the
+// operator asks it to reload.
+const dnsRepairAfter = 5 * time.Second
+
 // configSync is what the stand-in sidecar does: hold keeps the files as they are (a sidecar that has not written them
-// yet), proxyEdit, when set, changes the main HAProxy file on its way (an HAProxy that refuses it).
+// yet), proxyEdit, when set, changes the main HAProxy file on its way (an HAProxy that refuses it), corefileEdit the
+// Corefile (a CoreDNS whose restart fails). An edited set counts as delivered: it is not written again, unedited,
+// until the operator changes the files.
 var configSync struct {
-	hold      atomic.Bool
-	proxyEdit atomic.Pointer[func(string) string]
+	hold         atomic.Bool
+	proxyEdit    atomic.Pointer[func(string) string]
+	corefileEdit atomic.Pointer[func(string) string]
 }
 
 // startConfigSync copies the rendered ConfigMaps (each main one with its shards) into CoreDNS's and HAProxy's files
@@ -208,7 +217,12 @@ func startConfigSync(ctx context.Context) func() {
 				return false, nil
 			}
 			if files, ok, err := localenv.ConfigFiles(ctx, mgmtKube, operatorNS, dnsMapName, localenv.ConfigShards); err == nil && ok && !maps.Equal(files, lastDNS) {
-				if err := dnsServer.Update(files); err != nil {
+				delivered := files
+				if edit := configSync.corefileEdit.Load(); edit != nil {
+					delivered = maps.Clone(files)
+					delivered[dns.CorefileKey] = (*edit)(files[dns.CorefileKey])
+				}
+				if err := dnsServer.Update(delivered); err != nil {
 					syncErrors.add(err)
 				} else {
 					lastDNS = files
