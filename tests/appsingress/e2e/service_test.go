@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 )
@@ -79,8 +80,11 @@ func TestLoadBalancerClassNamesTheController(t *testing.T) {
 	if err := c.Get(ctx, key, current); err != nil {
 		t.Fatal(err)
 	}
+	// A patch, not an update: the operator writes the object's status meanwhile, and an update of the copy read here
+	// could meet a conflict before the validation.
+	patch := client.MergeFrom(current.DeepCopy())
 	current.Spec.Service.LoadBalancerClass = ptr.To("example.com/other")
-	if err := c.Update(ctx, current); err == nil || !strings.Contains(err.Error(), "loadBalancerClass is immutable") {
+	if err := c.Patch(ctx, current, patch); err == nil || !strings.Contains(err.Error(), "loadBalancerClass is immutable") {
 		t.Fatalf("changing the class: %v, want the API server's refusal", err)
 	}
 }
