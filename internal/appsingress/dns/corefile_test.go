@@ -43,9 +43,16 @@ func TestCorefileGenerationFollowsItsImports(t *testing.T) {
 		t.Fatal("a cluster added (a new server block imported) leaves the Corefile as it was")
 	}
 	request := opts
-	request.ReloadRequest = 1
-	if Render(request, cs).Main[CorefileKey] == base {
+	request.ReloadRequest = 7
+	requested := Render(request, cs)
+	if requested.Main[CorefileKey] == base {
 		t.Fatal("a reload request leaves the Corefile as it was")
+	}
+	if n, err := ReloadRequestOf(Generation(requested.Shards, 7)); err != nil || n != 7 {
+		t.Fatalf("ReloadRequestOf gives %d (%v), want 7", n, err)
+	}
+	if _, err := ReloadRequestOf("no generation"); err == nil {
+		t.Fatal("ReloadRequestOf accepts a text without a request")
 	}
 	moved := slices.Clone(cs)
 	moved[0].ExternalIPs = []netip.Addr{netip.MustParseAddr("192.0.2.99")}

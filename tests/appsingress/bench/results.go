@@ -36,6 +36,9 @@ type results struct {
 	RenderSeconds float64 `json:"renderSeconds"`
 	DNSBytes      int     `json:"dnsBytes"`
 	HAProxyBytes  int     `json:"haproxyCfgBytes"`
+	// DNSReloadRequests is how many reloads the operator asked of CoreDNS during the run (its repair of a replica
+	// stuck on one configuration; a fleet being created should need none).
+	DNSReloadRequests uint64 `json:"dnsReloadRequests"`
 	// OperatorPeakRSSMiB is the operator process's VmHWM at the end.
 	OperatorPeakRSSMiB float64 `json:"operatorPeakRSSMiB"`
 }
@@ -58,6 +61,7 @@ func (r *results) Print(w io.Writer) {
 	fmt.Fprintf(tw, "floor: all IPs\t%.1fs\n", r.Floor.AllIPsSeconds)
 	fmt.Fprintf(tw, "all Ready\t%.1fs\t(%.1f× the floor)\n", r.AllReadySeconds, r.AllReadySeconds/r.Floor.AllIPsSeconds)
 	fmt.Fprintf(tw, "full render\t%.2fms\t(DNS files %d B, haproxy.cfg %d B)\n", r.RenderSeconds*1000, r.DNSBytes, r.HAProxyBytes)
+	fmt.Fprintf(tw, "CoreDNS reloads requested by the operator\t%d\n", r.DNSReloadRequests)
 	fmt.Fprintf(tw, "operator peak RSS\t%.1f MiB\n", r.OperatorPeakRSSMiB)
 	for _, m := range r.Missed {
 		fmt.Fprintf(tw, "missed\t%s\n", m)

@@ -143,6 +143,14 @@ func run(ctx context.Context, o options) (*results, error) {
 	}
 
 	res.OperatorPeakRSSMiB = bench.PeakRSSMiB(op.PID())
+	// The generation CoreDNS runs at the end carries the last reload request the operator wrote.
+	generation, err := localenv.LookupTXT(s.DNSAddr, dns.GenerationName)
+	if err != nil {
+		return nil, fmt.Errorf("asking CoreDNS for its configuration generation: %w", err)
+	}
+	if res.DNSReloadRequests, err = dns.ReloadRequestOf(generation); err != nil {
+		return nil, err
+	}
 	res.RenderSeconds, res.DNSBytes, res.HAProxyBytes, err = renderTime(ctx, e, s.DNSOpts, s.ProxyOpts)
 	return res, err
 }

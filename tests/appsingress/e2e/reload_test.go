@@ -23,6 +23,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
+	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
 // CoreDNS's log lines around a Corefile reload: the restart starts (it then parses the Corefile and its imports and
@@ -116,8 +117,8 @@ func TestCoreDNSReloadRaceConverges(t *testing.T) {
 		t.Logf("attempt %d: the second write landed %s into a restart; served %s after the restart ended",
 			attempt, delay, time.Since(raced).Round(time.Millisecond))
 		// What an operator asks a replica to learn which configuration it runs.
-		if got, want := lookupTXT(t, addr, dns.GenerationName), dns.Generation(secondFiles.Shards, 0); got != want {
-			t.Fatalf("CoreDNS serves generation %q, want %q (the Corefile's)", got, want)
+		if got, err := localenv.LookupTXT(addr, dns.GenerationName); err != nil || got != dns.Generation(secondFiles.Shards, 0) {
+			t.Fatalf("CoreDNS serves generation %q (%v), want %q (the Corefile's)", got, err, dns.Generation(secondFiles.Shards, 0))
 		}
 		return
 	}
@@ -150,43 +151,6 @@ func waitLog(t *testing.T, server *coredns.Server, line string, n int, timeout t
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// lookupTXT asks the CoreDNS at addr for name's TXT record and returns its first string.
-func lookupTXT(t *testing.T, addr, name string) string {
-	t.Helper()
-	conn, err := net.Dial("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	q := dnsmessage.Message{
-		Header:    dnsmessage.Header{ID: 4243},
-		Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name + "."), Type: dnsmessage.TypeTXT, Class: dnsmessage.ClassINET}},
-	}
-	packed, err := q.Pack()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := conn.Write(packed); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 1500)
-	n, err := conn.Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resp dnsmessage.Message
-	if err := resp.Unpack(buf[:n]); err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range resp.Answers {
-		if txt, ok := a.Body.(*dnsmessage.TXTResource); ok && len(txt.TXT) > 0 {
-			return txt.TXT[0]
-		}
-	}
-	return fmt.Sprintf("no TXT answer (%v)", resp.RCode)
 }
 
 // TestStuckCoreDNSIsAskedToReload: a CoreDNS whose restart failed keeps its previous configuration and, its reload

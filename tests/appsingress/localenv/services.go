@@ -181,27 +181,8 @@ func (e *Env) StartOperator(ctx context.Context, s *Serving) (*localproc.Process
 
 // LookupA asks server for name's A record from source address src.
 func LookupA(server, src, name string) (string, error) {
-	conn, err := net.DialUDP("udp", &net.UDPAddr{IP: net.ParseIP(src)}, net.UDPAddrFromAddrPort(netip.MustParseAddrPort(server)))
+	resp, err := exchange(server, src, name, dnsmessage.TypeA)
 	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	msg := dnsmessage.Message{Header: dnsmessage.Header{ID: 7}, Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name + "."), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET}}}
-	packed, err := msg.Pack()
-	if err != nil {
-		return "", err
-	}
-	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := conn.Write(packed); err != nil {
-		return "", err
-	}
-	buf := make([]byte, 1500)
-	n, err := conn.Read(buf)
-	if err != nil {
-		return "", err
-	}
-	var resp dnsmessage.Message
-	if err := resp.Unpack(buf[:n]); err != nil {
 		return "", err
 	}
 	for _, a := range resp.Answers {
@@ -210,6 +191,52 @@ func LookupA(server, src, name string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// LookupTXT asks server for name's TXT record and returns its first string ("" without one).
+func LookupTXT(server, name string) (string, error) {
+	resp, err := exchange(server, "", name, dnsmessage.TypeTXT)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range resp.Answers {
+		if r, ok := a.Body.(*dnsmessage.TXTResource); ok && len(r.TXT) > 0 {
+			return r.TXT[0], nil
+		}
+	}
+	return "", nil
+}
+
+// exchange sends server one question of type typ for name over UDP, from source address src (any when empty).
+func exchange(server, src, name string, typ dnsmessage.Type) (*dnsmessage.Message, error) {
+	var laddr *net.UDPAddr
+	if src != "" {
+		laddr = &net.UDPAddr{IP: net.ParseIP(src)}
+	}
+	conn, err := net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(netip.MustParseAddrPort(server)))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	msg := dnsmessage.Message{Header: dnsmessage.Header{ID: 7}, Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name + "."), Type: typ, Class: dnsmessage.ClassINET}}}
+	packed, err := msg.Pack()
+	if err != nil {
+		return nil, err
+	}
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := conn.Write(packed); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 1500)
+	n, err := conn.Read(buf)
+	if err != nil {
+		return nil, err
+	}
+	var resp dnsmessage.Message
+	if err := resp.Unpack(buf[:n]); err != nil {
+		return nil, err
+	}
+	return &resp, nil
 }
 
 // GetViaProxy opens TLS with sni to HAProxy's https port, sends GET / and returns the certificate seen and the body.
