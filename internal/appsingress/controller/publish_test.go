@@ -23,21 +23,12 @@ import (
 // Two reconciles publish one after the other while the cache still shows neither object's new status: the second
 // render must keep the first one's entry.
 func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	a, b := example(), example()
 	b.Name, b.Spec.HostedClusterRef.Name = "dev", "dev"
 	// A shard left by a run with more shards is deleted; a ConfigMap of that name the operator did not label is not.
 	stale := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "proxy-7", Labels: map[string]string{ManagedByLabel: managedByValue}}}
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "proxy-9"}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a.DeepCopy(), b.DeepCopy(), stale, foreign).Build()
-	p := &publisher{client: c, reader: c, dnsMap: types.NamespacedName{Namespace: "ops", Name: "dns"}, proxyMap: types.NamespacedName{Namespace: "ops", Name: "proxy"}}
-	p.dnsOpts.ProxyIPs, _ = ParseAddrs([]string{"10.0.0.1"})
+	p, c := testPublisher(t, a.DeepCopy(), b.DeepCopy(), stale, foreign)
 	p.dnsOpts.Shards, p.proxyOpts.Shards = 2, 2
 	keyA := a.Namespace + "/" + a.Name
 
@@ -113,4 +104,21 @@ func TestPublishKeepsEntriesTheCacheHasNotCaughtUpWith(t *testing.T) {
 	if out := proxyFiles(); strings.Contains(out, "192.0.2.1:443") || !strings.Contains(out, "192.0.2.2:443") {
 		t.Errorf("after deleting prod:\n%s", out)
 	}
+}
+
+// testPublisher is a publisher writing ops/dns and ops/proxy (and their shards) through a fake API server that holds
+// objs; the proxy's address is 10.0.0.1.
+func testPublisher(t *testing.T, objs ...client.Object) (*publisher, client.Client) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	p := &publisher{client: c, reader: c, dnsMap: types.NamespacedName{Namespace: "ops", Name: "dns"}, proxyMap: types.NamespacedName{Namespace: "ops", Name: "proxy"}}
+	p.dnsOpts.ProxyIPs, _ = ParseAddrs([]string{"10.0.0.1"})
+	return p, c
 }

@@ -10,11 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
@@ -25,19 +21,10 @@ import (
 // within the same period does not make another, a replica whose generation moves is not stuck, and the status says
 // what was done.
 func TestUnservedDNSEntryRequestsOneReload(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	a, b := example(), example()
 	b.Name, b.Spec.HostedClusterRef.Name = "dev", "dev"
 	a.Status.ExternalIPs, b.Status.ExternalIPs = []string{"192.0.2.1"}, []string{"192.0.2.2"}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(a.DeepCopy(), b.DeepCopy()).Build()
-	p := &publisher{client: c, reader: c, dnsMap: types.NamespacedName{Namespace: "ops", Name: "dns"}, proxyMap: types.NamespacedName{Namespace: "ops", Name: "proxy"}}
-	p.dnsOpts.ProxyIPs, _ = ParseAddrs([]string{"10.0.0.1"})
+	p, c := testPublisher(t, a.DeepCopy(), b.DeepCopy())
 	start := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
 	now := start
 	recorder := events.NewFakeRecorder(10)
