@@ -15,7 +15,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
-	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/operator"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/options"
 )
 
 func main() {
@@ -28,7 +28,7 @@ func main() {
 			return
 		}
 	}
-	var o operator.Options
+	var o options.Options
 	o.BindFlags(flag.CommandLine)
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -43,7 +43,7 @@ var subcommands = map[string]func(args []string) error{
 	"check-attachments": checkAttachments,
 }
 
-func run(o operator.Options) error {
+func run(o options.Options) error {
 	if err := o.Manager.SetupLogger(); err != nil {
 		return err
 	}

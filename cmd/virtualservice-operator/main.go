@@ -12,11 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/controller"
-	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/operator"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/options"
 )
 
 func main() {
-	var o operator.Options
+	var o options.Options
 	o.BindFlags(flag.CommandLine)
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -25,7 +25,7 @@ func main() {
 	}
 }
 
-func run(o operator.Options) error {
+func run(o options.Options) error {
 	if err := o.Manager.SetupLogger(); err != nil {
 		return err
 	}

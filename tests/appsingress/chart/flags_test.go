@@ -10,7 +10,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/attachment"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/filesync"
-	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/operator"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/options"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 )
 
@@ -18,7 +18,7 @@ const chartDir = "../../../charts/apps-ingress-operator"
 
 // parsed are the chart's containers that run the operator's image, their arguments parsed by the binary's own flags.
 type parsed struct {
-	operator operator.Options
+	operator options.Options
 	syncers  []filesync.Options
 	// attachmentChecks are the check-attachments init containers' options.
 	attachmentChecks []attachment.Options

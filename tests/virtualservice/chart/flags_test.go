@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
-	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/operator"
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualservice/options"
 )
 
 const chartDir = "../../../charts/virtualservice-operator"
 
 // parseChart renders the chart and parses its operator container's arguments with the binary's own flags; an
 // unknown flag, a stray argument or options the binary would refuse fail the test.
-func parseChart(t *testing.T, valuesFiles []string, values map[string]any) operator.Options {
+func parseChart(t *testing.T, valuesFiles []string, values map[string]any) options.Options {
 	t.Helper()
 	docs, err := render.Render(chartDir, valuesFiles, values)
 	if err != nil {
@@ -23,12 +23,12 @@ func parseChart(t *testing.T, valuesFiles []string, values map[string]any) opera
 	}
 	// What the chart's env gives the container.
 	t.Setenv("POD_NAMESPACE", render.Namespace)
-	var opts []operator.Options
+	var opts []options.Options
 	for _, c := range render.Containers(docs) {
 		if c.Object.GetKind() != "Deployment" {
 			continue
 		}
-		var o operator.Options
+		var o options.Options
 		fs := flag.NewFlagSet("virtualservice-operator", flag.ContinueOnError)
 		o.BindFlags(fs)
 		if err := render.ParseArgs(fs, c.Args); err != nil {

@@ -1,6 +1,6 @@
-// Package operator holds the apps-ingress-operator binary's options: its command-line flags, owned here so that the
+// Package options holds the apps-ingress-operator binary's options: its command-line flags, owned here so that the
 // tests parse the chart's rendered arguments with the very flags the binary has, and what they turn into.
-package operator
+package options
 
 import (
 	"flag"
