@@ -183,47 +183,7 @@ func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster
 	if err := p.client.List(ctx, &list); err != nil {
 		return published{}, err
 	}
-	if p.entries == nil {
-		p.entries = map[string]*routes.Cluster{}
-	}
-	present := map[string]bool{}
-	var clusters []routes.Cluster
-	add := func(key string, ai *v1alpha1.AppsIngress, fresh bool) {
-		present[key] = true
-		e, known := p.entries[key]
-		if fresh || !known {
-			if c, ok := entry(ai); ok {
-				e = &c
-			} else {
-				e = nil
-			}
-			p.entries[key] = e
-		}
-		if e != nil {
-			clusters = append(clusters, *e)
-		}
-	}
-	for key, e := range batch {
-		present[key] = true
-		p.entries[key] = e
-		if e != nil {
-			clusters = append(clusters, *e)
-		}
-	}
-	for i := range list.Items {
-		ai := &list.Items[i]
-		key := ai.Namespace + "/" + ai.Name
-		if _, queued := batch[key]; queued {
-			continue
-		}
-		// An object being deleted loses its entry whatever was published for it.
-		add(key, ai, !ai.DeletionTimestamp.IsZero())
-	}
-	for key := range p.entries {
-		if !present[key] {
-			delete(p.entries, key)
-		}
-	}
+	clusters := routes.Sorted(p.merge(list.Items, batch))
 	dnsOpts := p.dnsOpts
 	if len(dnsOpts.ProxyIPs) == 0 && p.proxyService.Name != "" {
 		ips, err := p.proxyIPs(ctx)
@@ -233,7 +193,6 @@ func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster
 		dnsOpts.ProxyIPs = ips
 	}
 	dnsOpts.ReloadRequest = p.reloadRequest
-	clusters = routes.Sorted(clusters)
 	same := p.last.dns.Main != nil && reflect.DeepEqual(clusters, p.last.clusters) && slices.Equal(dnsOpts.ProxyIPs, p.last.proxyIPs) &&
 		p.last.reloadRequest == p.reloadRequest
 	dnsFiles, proxyFiles := p.last.dns, p.last.cfg
@@ -255,6 +214,52 @@ func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster
 	if same {
 		return p.last.pub, nil
 	}
+	return p.remember(clusters, dnsOpts.ProxyIPs, dnsFiles, proxyFiles), nil
+}
+
+// merge is the entries to render: batch's, then for every other stored object the entry last published for it
+// (its status's for one not published since the start, none for one being deleted). It forgets the entries of
+// objects that are gone.
+func (p *publisher) merge(items []v1alpha1.AppsIngress, batch map[string]*routes.Cluster) []routes.Cluster {
+	if p.entries == nil {
+		p.entries = map[string]*routes.Cluster{}
+	}
+	present := map[string]bool{}
+	var clusters []routes.Cluster
+	for key, e := range batch {
+		present[key] = true
+		p.entries[key] = e
+		if e != nil {
+			clusters = append(clusters, *e)
+		}
+	}
+	for i := range items {
+		ai := &items[i]
+		key := ai.Namespace + "/" + ai.Name
+		if _, queued := batch[key]; queued {
+			continue
+		}
+		present[key] = true
+		e, known := p.entries[key]
+		// An object being deleted loses its entry whatever was published for it.
+		if !known || !ai.DeletionTimestamp.IsZero() {
+			e = nil
+			if c, ok := entry(ai); ok {
+				e = &c
+			}
+			p.entries[key] = e
+		}
+		if e != nil {
+			clusters = append(clusters, *e)
+		}
+	}
+	maps.DeleteFunc(p.entries, func(key string, _ *routes.Cluster) bool { return !present[key] })
+	return clusters
+}
+
+// remember records a render that changed the files: which render each entry last changed in, and the proxy's
+// configuration ids of this render, so that a replica's answer can be matched to it.
+func (p *publisher) remember(clusters []routes.Cluster, proxyIPs []netip.Addr, dnsFiles, proxyFiles routes.Files) published {
 	p.renders++
 	p.idsMu.Lock()
 	defer p.idsMu.Unlock()
@@ -279,22 +284,22 @@ func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster
 		}
 	}
 	maps.DeleteFunc(p.since, func(key string, _ uint64) bool { return !current[key] })
-	if !slices.Equal(dnsOpts.ProxyIPs, p.last.proxyIPs) {
+	if !slices.Equal(proxyIPs, p.last.proxyIPs) {
 		// Every entry's answer in the default view changed.
 		for key := range p.since {
 			p.since[key] = p.renders
 		}
 	}
-	pub := published{render: p.renders, proxyIPs: dnsOpts.ProxyIPs, proxyMainID: proxy.ConfigID(proxyFiles.Main[HAProxyKey])}
+	pub := published{render: p.renders, proxyIPs: proxyIPs, proxyMainID: proxy.ConfigID(proxyFiles.Main[HAProxyKey])}
 	p.proxyIDs[pub.proxyMainID] = p.renders
 	for i, shard := range proxyFiles.Shards {
 		id := proxy.ConfigID(shard[proxy.ShardFile(i)])
 		pub.proxyShardIDs = append(pub.proxyShardIDs, id)
 		p.proxyIDs[id] = p.renders
 	}
-	p.last.clusters, p.last.proxyIPs, p.last.dns, p.last.cfg, p.last.pub = clusters, dnsOpts.ProxyIPs, dnsFiles, proxyFiles, pub
+	p.last.clusters, p.last.proxyIPs, p.last.dns, p.last.cfg, p.last.pub = clusters, proxyIPs, dnsFiles, proxyFiles, pub
 	p.last.reloadRequest = p.reloadRequest
-	return pub, nil
+	return pub
 }
 
 // requestDNSReload writes the DNS configuration again with the next reload request, unless the last request is more

@@ -173,6 +173,19 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 		return nil, errors.New("DNSReplicas and ProxyReplicas are required: Ready means every replica serves the entry")
 	}
 	registerMetrics()
+	r, hostedChanges := newReconciler(mgr, o)
+	if err := addInitialPublish(mgr, r.publisher); err != nil {
+		return nil, err
+	}
+	if err := addIndexes(mgr); err != nil {
+		return nil, err
+	}
+	return r, addControllers(mgr, r, hostedChanges, o)
+}
+
+// newReconciler is the reconciler for o, and the channel on which its hosted clusters' watches report a change of
+// an AppsIngress's Service.
+func newReconciler(mgr ctrl.Manager, o Options) (*Reconciler, chan event.TypedGenericEvent[*v1alpha1.AppsIngress]) {
 	events := make(chan event.TypedGenericEvent[*v1alpha1.AppsIngress], 1024)
 	r := &Reconciler{
 		client: mgr.GetClient(),
@@ -202,58 +215,68 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 		ai.Namespace, ai.Name = key.Namespace, key.Name
 		events <- event.TypedGenericEvent[*v1alpha1.AppsIngress]{Object: ai}
 	}
+	return r, events
+}
 
-	// The ConfigMaps exist from the start, so that the CoreDNS and HAProxy Pods, which mount them, can start before
-	// the first AppsIngress is Ready. Runs on the leader only, once the cache has synced.
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+// addInitialPublish writes the ConfigMaps from the start, so that the CoreDNS and HAProxy Pods, which mount them,
+// can start before the first AppsIngress is Ready. It runs on the leader only, once the cache has synced.
+func addInitialPublish(mgr ctrl.Manager, p *publisher) error {
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		if !mgr.GetCache().WaitForCacheSync(ctx) {
 			return nil
 		}
 		// A failure here is not fatal: the next reconcile writes them again.
-		if _, err := r.publisher.publish(ctx, nil); err != nil {
+		if _, err := p.publish(ctx, nil); err != nil {
 			logf.FromContext(ctx).Error(err, "writing the initial DNS and proxy ConfigMaps")
 		}
 		return nil
-	})); err != nil {
-		return nil, err
-	}
+	}))
+}
 
+// addIndexes indexes AppsIngresses by the HostedCluster they name, and HostedClusters by their kubeconfig Secret.
+func addIndexes(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.AppsIngress{}, indexHostedCluster, func(o client.Object) []string {
 		return []string{hostedClusterKey(o.(*v1alpha1.AppsIngress)).String()}
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	hc := &unstructured.Unstructured{}
-	hc.SetGroupVersionKind(HostedClusterGVK)
-	if err := idx.IndexField(ctx, hc, indexKubeconfig, func(o client.Object) []string {
+	return idx.IndexField(ctx, hostedClusterObject(), indexKubeconfig, func(o client.Object) []string {
 		name, _, _ := unstructured.NestedString(o.(*unstructured.Unstructured).Object, "status", "kubeconfig", "name")
 		if name == "" {
 			return nil
 		}
 		return []string{name}
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
+func hostedClusterObject() *unstructured.Unstructured {
+	hc := &unstructured.Unstructured{}
+	hc.SetGroupVersionKind(HostedClusterGVK)
+	return hc
+}
+
+// addControllers registers the AppsIngress controller, fed by its objects, their HostedClusters and kubeconfig
+// Secrets and the hosted Services' watches, and the one that undoes changes to the rendered ConfigMaps.
+func addControllers(mgr ctrl.Manager, r *Reconciler, hostedChanges chan event.TypedGenericEvent[*v1alpha1.AppsIngress], o Options) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("appsingress").
 		WatchesRawSource(source.Kind(mgr.GetCache(), &v1alpha1.AppsIngress{},
 			&handler.TypedEnqueueRequestForObject[*v1alpha1.AppsIngress]{}, specChanged)).
-		Watches(hc, handler.EnqueueRequestsFromMapFunc(r.forHostedCluster)).
+		Watches(hostedClusterObject(), handler.EnqueueRequestsFromMapFunc(r.forHostedCluster)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.forSecret)).
-		WatchesRawSource(source.Channel(events, &handler.TypedEnqueueRequestForObject[*v1alpha1.AppsIngress]{})).
+		WatchesRawSource(source.Channel(hostedChanges, &handler.TypedEnqueueRequestForObject[*v1alpha1.AppsIngress]{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: o.MaxConcurrentReconciles,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](o.BackoffBase, o.BackoffMax),
 		}).
 		Complete(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The rendered ConfigMaps are the operator's: a change by anyone else is undone.
-	err = ctrl.NewControllerManagedBy(mgr).
+	return ctrl.NewControllerManagedBy(mgr).
 		Named("appsingress-configmaps").
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.ConfigMap{},
 			&handler.TypedEnqueueRequestForObject[*corev1.ConfigMap]{},
@@ -261,7 +284,6 @@ func Setup(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 				return r.publisher.owns(client.ObjectKeyFromObject(cm))
 			}))).
 		Complete(configMapRepair{publisher: r.publisher})
-	return r, err
 }
 
 // forHostedCluster maps a HostedCluster to the AppsIngresses that name it.
