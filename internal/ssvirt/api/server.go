@@ -15,6 +15,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/auth"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/vdc"
 )
 
 // Server holds the API's dependencies.
@@ -23,11 +24,13 @@ type Server struct {
 	cluster *kube.Cluster
 	issuer  *auth.Issuer
 	log     logr.Logger
+	// vdcs creates, changes and deletes VDCs: the handlers decide who may and what was asked, it does the rest.
+	vdcs *vdc.Service
 }
 
 // New returns the API server.
 func New(st *store.Store, cluster *kube.Cluster, issuer *auth.Issuer, log logr.Logger) *Server {
-	return &Server{store: st, cluster: cluster, issuer: issuer, log: log}
+	return &Server{store: st, cluster: cluster, issuer: issuer, log: log, vdcs: vdc.New(st, cluster, callerTasks{st}, log)}
 }
 
 // Route is one served method and path pattern; Routes is what the OpenAPI document must describe.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/xml"
 	"errors"
 	"net/http"
@@ -98,8 +99,16 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
 
 // startTask records a running task of the caller on an owner.
 func (s *Server) startTask(r *http.Request, orgID, operation, ownerKind, ownerID, ownerName string) (store.Task, error) {
-	p := principal(r)
-	return s.store.CreateTask(r.Context(), store.Task{OrgID: orgID, Operation: operation, OwnerKind: ownerKind, OwnerID: ownerID,
+	return callerTasks{s.store}.StartTask(r.Context(), orgID, operation, ownerKind, ownerID, ownerName)
+}
+
+// callerTasks starts tasks for the services the handlers call, as startTask does: the user is the caller whose
+// request ctx belongs to, which only the API knows.
+type callerTasks struct{ store *store.Store }
+
+func (t callerTasks) StartTask(ctx context.Context, orgID, operation, ownerKind, ownerID, ownerName string) (store.Task, error) {
+	p := ctx.Value(principalKey{}).(Principal)
+	return t.store.CreateTask(ctx, store.Task{OrgID: orgID, Operation: operation, OwnerKind: ownerKind, OwnerID: ownerID,
 		OwnerName: ownerName, UserID: p.UserID, UserName: p.Username, Message: operation + " " + ownerName})
 }
 

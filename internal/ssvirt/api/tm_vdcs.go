@@ -117,11 +117,11 @@ func (s *Server) tmCreateVDC(w http.ResponseWriter, r *http.Request) error {
 		return forbidden("only system administrators create VDCs")
 	}
 	inf := s.infra()
-	vdc, err := in.vdc(inf)
+	want, err := in.vdc(inf)
 	if err != nil {
 		return err
 	}
-	v, err := s.makeVDC(r, o, vdc)
+	v, err := s.makeVDC(r, o, want)
 	return writeOne(w, http.StatusCreated, inf.tmVDCOut(v), err)
 }
 

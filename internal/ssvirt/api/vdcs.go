@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/naming"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/vdc"
 )
 
 // Capacity is one limit; 0 is unlimited.
@@ -176,10 +176,8 @@ func (s *Server) adminGetVDC(w http.ResponseWriter, r *http.Request) error {
 	return writeOne(w, http.StatusOK, vdcOut(v), err)
 }
 
-// createVDC writes the row, then the namespace. With Kubernetes known to be unreachable the row is kept as
-// PENDING and the reconciler makes the namespace when Kubernetes is back; when Kubernetes fails during the
-// create, the row is rolled back (a tombstone lets the reconciler remove whatever part was made) and the
-// answer is 503.
+// createVDC creates a VDC in the path's organization; see vdc.Service.Create for the order of the database and
+// Kubernetes steps.
 func (s *Server) createVDC(w http.ResponseWriter, r *http.Request) error {
 	o, err := s.adminOrg(r)
 	if err != nil {
@@ -199,50 +197,14 @@ func (s *Server) createVDC(w http.ResponseWriter, r *http.Request) error {
 	return writeOne(w, http.StatusCreated, vdcOut(v), err)
 }
 
-// makeVDC creates VDC in in organization o for a caller already allowed to.
+// makeVDC creates VDC in in organization o for a caller already allowed to; a VDC is enabled unless in says
+// otherwise.
 func (s *Server) makeVDC(r *http.Request, o store.Org, in VDC) (store.VDC, error) {
 	if err := in.check(); err != nil {
 		return store.VDC{}, err
 	}
-	row := store.VDC{
-		OrgID: o.ID, Name: in.Name, Description: in.Description, Enabled: in.IsEnabled == nil || *in.IsEnabled,
-		CPUMillicores: in.ComputeCapacity.CPU.Limit, MemoryMiB: in.ComputeCapacity.Memory.Limit, StorageGiB: in.StorageCapacity.Limit,
-		State: store.StatePending,
-	}
-	names := func(id string, attempt int) string { return naming.Namespace(o.Name, in.Name, id, attempt) }
-	// A namespace of the chosen name that is not ssvirt's is never adopted: the rollback's tombstone holds that name,
-	// so the next attempt gets a suffixed one.
-	for attempt := 0; ; attempt++ {
-		v, err := s.store.CreateVDC(r.Context(), row, names)
-		if errors.Is(err, store.ErrConflict) {
-			return v, conflict("the organization has a VDC named " + in.Name)
-		}
-		if err != nil {
-			return v, err
-		}
-		if !s.cluster.Available() {
-			return v, nil
-		}
-		err = s.cluster.ApplyVDC(r.Context(), v)
-		if err == nil {
-			if err := s.store.SetVDCState(r.Context(), v.ID, store.StateReady); err != nil {
-				return v, err
-			}
-			v.State = store.StateReady
-			return v, nil
-		}
-		if rbErr := s.store.RollbackVDC(r.Context(), v.ID); rbErr != nil {
-			s.log.Error(rbErr, "rolling back a VDC whose namespace failed; the reconciler keeps trying to make it", "vdc", v.ID)
-			return v, unavailable("Kubernetes did not take the VDC's namespace: " + err.Error())
-		}
-		if !errors.Is(err, kube.ErrNamespaceTaken) {
-			s.cluster.Enqueue(v.Namespace) // whatever part was made goes
-			return v, unavailable("Kubernetes did not take the VDC's namespace, so the VDC was not created: " + err.Error())
-		}
-		if attempt == 2 {
-			return v, conflict(err.Error())
-		}
-	}
+	v, err := s.vdcs.Create(r.Context(), o, vdc.Spec{Name: in.Name, Settings: in.settings(true)})
+	return v, vdcRefusal(err)
 }
 
 // updateVDC changes description, enabled flag and limits (see changeVDC).
@@ -265,9 +227,8 @@ func (s *Server) updateVDC(w http.ResponseWriter, r *http.Request) error {
 	return writeOne(w, http.StatusOK, vdcOut(v), err)
 }
 
-// changeVDC writes in's description, enabled flag and limits to VDC cur in both places; when Kubernetes refuses,
-// the row is put back as it was (compensation). With Kubernetes known to be unreachable the row changes and is
-// PENDING until the reconciler has applied it. The name cannot change: it names the namespace.
+// changeVDC writes in's description, enabled flag (when set) and limits to VDC cur; see vdc.Service.Update. The
+// name cannot change: it names the namespace.
 func (s *Server) changeVDC(r *http.Request, cur store.VDC, in VDC) (store.VDC, error) {
 	if in.Name != cur.Name {
 		return cur, badRequest("a VDC's name cannot change (it names its namespace)")
@@ -275,38 +236,12 @@ func (s *Server) changeVDC(r *http.Request, cur store.VDC, in VDC) (store.VDC, e
 	if err := in.check(); err != nil {
 		return cur, err
 	}
-	next := cur
-	next.Description = in.Description
-	if in.IsEnabled != nil {
-		next.Enabled = *in.IsEnabled
-	}
-	next.CPUMillicores, next.MemoryMiB, next.StorageGiB = in.ComputeCapacity.CPU.Limit, in.ComputeCapacity.Memory.Limit, in.StorageCapacity.Limit
-	next.State = store.StatePending
-	before, err := s.store.UpdateVDC(r.Context(), next)
-	if err != nil {
-		return cur, err
-	}
-	if !s.cluster.Available() {
-		return next, nil
-	}
-	if err := s.cluster.ApplyVDC(r.Context(), next); err != nil {
-		before.State = store.StatePending
-		if _, cErr := s.store.UpdateVDC(r.Context(), before); cErr != nil {
-			s.log.Error(cErr, "compensating a failed VDC update", "vdc", cur.ID)
-		}
-		s.cluster.Enqueue(cur.Namespace)
-		return cur, unavailable("Kubernetes did not take the change, so the VDC was left as it was: " + err.Error())
-	}
-	if err := s.store.SetVDCState(r.Context(), next.ID, store.StateReady); err != nil {
-		return cur, err
-	}
-	next.State = store.StateReady
-	return next, nil
+	v, err := s.vdcs.Update(r.Context(), cur, in.settings(cur.Enabled))
+	return v, vdcRefusal(err)
 }
 
-// deleteVDC hides the VDC at once, deletes the namespace, then the row: 204 when the namespace is already
-// gone, 202 with a task while Kubernetes deletes it or while Kubernetes is unreachable (the reconciler finishes
-// either, and the task with it).
+// deleteVDC deletes the VDC: 204 when its namespace is already gone, 202 with a task while Kubernetes deletes it
+// or while Kubernetes is unreachable (the reconciler finishes either, and the task with it).
 func (s *Server) deleteVDC(w http.ResponseWriter, r *http.Request) error {
 	_, v, err := s.adminVDC(r)
 	if err != nil {
@@ -320,30 +255,42 @@ func (s *Server) removeVDC(w http.ResponseWriter, r *http.Request, v store.VDC) 
 	if !principal(r).sysAdmin() {
 		return forbidden("only system administrators delete VDCs")
 	}
-	if err := s.store.MarkVDCDeleting(r.Context(), store.Scope{}, v.ID); errors.Is(err, store.ErrConflict) {
-		return busy("the VDC still has vApps: delete them first")
-	} else if err != nil {
-		return err
-	}
-	// The task exists before the reconciler can finish the deletion.
-	task, err := s.startTask(r, v.OrgID, store.OpDeleteVDC, naming.KindVDC, v.ID, v.Name)
+	d, err := s.vdcs.Delete(r.Context(), v)
 	if err != nil {
+		return vdcRefusal(err)
+	}
+	if d.Done {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	accepted(w, r, d.Task, nil)
+	return nil
+}
+
+// settings are in's settings for the VDC service; enabled is the flag when in leaves it out.
+func (in VDC) settings(enabled bool) vdc.Settings {
+	if in.IsEnabled != nil {
+		enabled = *in.IsEnabled
+	}
+	return vdc.Settings{
+		Description: in.Description, Enabled: enabled,
+		CPUMillicores: in.ComputeCapacity.CPU.Limit, MemoryMiB: in.ComputeCapacity.Memory.Limit, StorageGiB: in.StorageCapacity.Limit,
+	}
+}
+
+// vdcRefusal answers what the VDC service refused or undid; other errors are left to fail.
+func vdcRefusal(err error) error {
+	var e *vdc.Error
+	if !errors.As(err, &e) {
 		return err
 	}
-	if s.cluster.Available() {
-		gone, err := s.cluster.DeleteNamespace(r.Context(), v.Namespace, v.ID)
-		if err == nil && gone {
-			if err := s.store.DeleteVDCRow(r.Context(), v.ID); err != nil {
-				return err
-			}
-			if err := s.store.FinishTask(r.Context(), task.ID, store.TaskSuccess, "the namespace is gone"); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		}
+	switch {
+	case errors.Is(e.Kind, vdc.ErrNameTaken), errors.Is(e.Kind, vdc.ErrNamespaceTaken):
+		return conflict(e.Msg)
+	case errors.Is(e.Kind, vdc.ErrHasVApps):
+		return busy(e.Msg)
+	case errors.Is(e.Kind, vdc.ErrUnavailable):
+		return unavailable(e.Msg)
 	}
-	s.cluster.Enqueue(v.Namespace)
-	accepted(w, r, task, nil)
-	return nil
+	return err
 }
