@@ -11,10 +11,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/app"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/options"
 )
 
 func main() {
-	var f app.Flags
+	var f options.Options
 	f.BindFlags(flag.CommandLine)
 	flag.Parse()
 	if err := run(f); err != nil {
@@ -23,7 +24,7 @@ func main() {
 	}
 }
 
-func run(f app.Flags) error {
+func run(f options.Options) error {
 	if err := f.Manager.SetupLogger(); err != nil {
 		return err
 	}

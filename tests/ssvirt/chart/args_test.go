@@ -7,13 +7,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/app"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/options"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/render"
 )
 
 // chartFlags renders the chart with values and parses the API container's arguments with the binary's own flags:
 // an argument the binary does not know fails the test, as it would fail the Pod.
-func chartFlags(t *testing.T, values map[string]any) app.Flags {
+func chartFlags(t *testing.T, values map[string]any) options.Options {
 	t.Helper()
 	docs, err := render.Render(chartDir, nil, values)
 	if err != nil {
@@ -25,7 +25,7 @@ func chartFlags(t *testing.T, values map[string]any) app.Flags {
 		}
 		containers, _, _ := unstructured.NestedSlice(d.Object.Object, "spec", "template", "spec", "containers")
 		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-		var f app.Flags
+		var f options.Options
 		fs := flag.NewFlagSet("ssvirt-api", flag.ContinueOnError)
 		f.BindFlags(fs)
 		if err := fs.Parse(args); err != nil {
@@ -37,7 +37,7 @@ func chartFlags(t *testing.T, values map[string]any) app.Flags {
 		return f
 	}
 	t.Fatal("no Deployment")
-	return app.Flags{}
+	return options.Options{}
 }
 
 // Every argument the chart passes is one of ssvirt-api's flags, and the values reach them.

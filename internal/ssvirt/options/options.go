@@ -1,4 +1,6 @@
-package app
+// Package options holds the ssvirt-api binary's options: its command-line flags, owned here so that the tests parse
+// the chart's rendered arguments with the very flags the binary has, and the app.Config they complete into.
+package options
 
 import (
 	"bytes"
@@ -10,13 +12,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/platform/managerflags"
+	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/app"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 )
 
-// Flags are ssvirt-api's command-line settings. The chart's Deployment passes them from its values; its render test
+// Options are ssvirt-api's command-line settings. The chart's Deployment passes them from its values; its render test
 // parses the rendered arguments with BindFlags, so that a flag the chart passes and the binary lacks fails there.
-type Flags struct {
+type Options struct {
 	Manager                                               managerflags.Flags
 	ListenAddress, DatabaseDriver, SQLitePath, JWTKeyFile string
 	SessionLifetime                                       time.Duration
@@ -27,7 +30,7 @@ type Flags struct {
 }
 
 // BindFlags registers the flags on fs.
-func (f *Flags) BindFlags(fs *flag.FlagSet) {
+func (f *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.ListenAddress, "listen-address", ":8080", "address of the HTTP API")
 	fs.StringVar(&f.DatabaseDriver, "database-driver", store.DriverSQLite, "sqlite (embedded, a file) or postgres (connection string in $SSVIRT_DATABASE_URL)")
 	fs.StringVar(&f.SQLitePath, "sqlite-path", "ssvirt.db", "SQLite database file, with --database-driver=sqlite")
@@ -50,36 +53,36 @@ func (f *Flags) BindFlags(fs *flag.FlagSet) {
 
 // Config completes the flags with what comes from the environment (the signing key, the database's connection
 // string, the bootstrap password, the Lease's namespace) and the Kubernetes client configuration.
-func (f Flags) Config() (Config, error) {
+func (f Options) Config() (app.Config, error) {
 	key := []byte(os.Getenv("SSVIRT_JWT_KEY"))
 	if f.JWTKeyFile != "" {
 		data, err := os.ReadFile(f.JWTKeyFile)
 		if err != nil {
-			return Config{}, fmt.Errorf("--jwt-key-file: %w", err)
+			return app.Config{}, fmt.Errorf("--jwt-key-file: %w", err)
 		}
 		key = bytes.TrimSpace(data)
 	}
 	if len(key) == 0 {
-		return Config{}, fmt.Errorf("no session signing key: set --jwt-key-file or $SSVIRT_JWT_KEY (there is no default)")
+		return app.Config{}, fmt.Errorf("no session signing key: set --jwt-key-file or $SSVIRT_JWT_KEY (there is no default)")
 	}
 	dsn := f.SQLitePath
 	if f.DatabaseDriver == store.DriverPostgres {
 		if dsn = os.Getenv("SSVIRT_DATABASE_URL"); dsn == "" {
-			return Config{}, fmt.Errorf("--database-driver=postgres needs $SSVIRT_DATABASE_URL")
+			return app.Config{}, fmt.Errorf("--database-driver=postgres needs $SSVIRT_DATABASE_URL")
 		}
 	}
 	rest, err := f.Manager.RESTConfig("ssvirt-api")
 	if err != nil {
-		return Config{}, err
+		return app.Config{}, err
 	}
 	if f.LeaseDuration.Truncate(time.Second) != f.LeaseDuration || f.LeaseDuration <= f.RenewDeadline ||
 		f.RenewDeadline <= f.RetryPeriod*6/5 || f.RetryPeriod <= 0 {
-		return Config{}, fmt.Errorf("leader election: want a lease duration in whole seconds > renew deadline > 1.2 x retry period > 0, got %s, %s, %s",
+		return app.Config{}, fmt.Errorf("leader election: want a lease duration in whole seconds > renew deadline > 1.2 x retry period > 0, got %s, %s, %s",
 			f.LeaseDuration, f.RenewDeadline, f.RetryPeriod)
 	}
 	mgr := f.Manager.ManagerOptions("ssvirt-api", os.Getenv("POD_NAMESPACE"))
 	mgr.LeaseDuration, mgr.RenewDeadline, mgr.RetryPeriod = &f.LeaseDuration, &f.RenewDeadline, &f.RetryPeriod
-	return Config{
+	return app.Config{
 		ListenAddress: f.ListenAddress, DatabaseDriver: f.DatabaseDriver, DatabaseDSN: dsn,
 		JWTKey: key, SessionLifetime: f.SessionLifetime,
 		BootstrapAdmin: f.BootstrapAdmin, BootstrapPass: os.Getenv("SSVIRT_BOOTSTRAP_ADMIN_PASSWORD"),
