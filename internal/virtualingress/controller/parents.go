@@ -6,9 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// gatewayGroup is Gateway API's group: its HTTPRoutes, and a parentRef's default group.
-const gatewayGroup = "gateway.networking.k8s.io"
-
 // parent is one entry of a VirtualHTTPRoute's status.parents: what one Gateway's controller says of the generated
 // HTTPRoute (its status.parents entry), in a line a user reads.
 type parent struct {
@@ -24,7 +21,8 @@ type parent struct {
 // The reason and message are those of the first condition that is not True (Accepted before ResolvedRefs), else
 // Accepted's. A parent whose Gateway controller has not reported on the route's current generation (no entry, or
 // conditions observed for an older generation: a Gateway that does not exist, or no controller for its class) is
-// Unknown with reason NoGatewayStatus. Entries for parents the route no longer names are left out.
+// Unknown with reason NoGatewayStatus. Entries for parents the route no longer names are left out. The route is
+// unstructured, as the shipped binary does not import Gateway API's Go types.
 func routeParents(route *unstructured.Unstructured) []parent {
 	namespace, generation := route.GetNamespace(), route.GetGeneration()
 	reported := map[parentKey]parent{}

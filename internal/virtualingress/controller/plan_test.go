@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // defaulted is opts with the defaults the flags would fill in.
@@ -159,7 +161,7 @@ func TestDecideMissingFirstOnlyBeforeAnyReportOnIt(t *testing.T) {
 	withReady := func(status metav1.ConditionStatus, reason string) *view {
 		v := resolvedView("True", "Resolved")
 		if reason != "" {
-			v.conditions = append(v.conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason})
+			v.conditions = append(v.conditions, v1alpha1.Condition{Type: ConditionReady, Status: status, Reason: reason})
 		}
 		return v
 	}

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -59,7 +57,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.forget(obj.GetUID())
 		return ctrl.Result{}, nil
 	}
-	vi, err := newView(obj, r.kind)
+	vi, err := r.kind.decode(obj)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", r.kind.gvk.Kind, req, err)
 	}
@@ -67,7 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if vi.condition(ConditionResolved) == nil {
 		return ctrl.Result{}, nil
 	}
-	in, pending, err := r.gather(ctx, obj, vi)
+	in, pending, err := r.gather(ctx, vi)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -82,7 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.clock.Now()
 	current := vi.condition(ConditionReady)
-	report, repair, wait := r.plan(obj.GetUID(), v, pending, pending && current == nil, full, now)
+	report, repair, wait := r.plan(vi.meta.GetUID(), v, pending, pending && current == nil, full, now)
 	parents := r.parents(in)
 	changed := current == nil || current.Status != v.status || current.Reason != v.reason || current.Message != v.message ||
 		(r.kind.gateways != nil && !equality.Semantic.DeepEqual(vi.parents, parents))
@@ -96,7 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if repair {
 			note = v.message
 		}
-		err := r.write(ctx, obj, current, written, parents, note, now)
+		err := r.write(ctx, obj, vi, written, parents, note, now)
 		switch {
 		case apierrors.IsConflict(err):
 			return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -126,29 +124,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // gather reads the generated object, Kyverno's requests and the Services the verdict depends on, from the caches.
-func (r *Reconciler) gather(ctx context.Context, obj *unstructured.Unstructured, vi *view) (inputs, bool, error) {
-	in := inputs{kind: r.kind, vi: vi, uid: obj.GetUID()}
+func (r *Reconciler) gather(ctx context.Context, vi *view) (inputs, bool, error) {
+	ns := vi.meta.GetNamespace()
+	in := inputs{kind: r.kind, vi: vi, uid: vi.meta.GetUID()}
 	if vi.generatedName != "" {
 		generated := r.kind.newGenerated()
-		err := r.client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: vi.generatedName}, generated)
+		err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: vi.generatedName}, generated)
 		switch {
 		case err == nil:
-			if in.generated, err = r.kind.state(generated, vi.generatedSpec); err != nil {
+			if in.generated, err = r.kind.state(generated, vi.want); err != nil {
 				return in, false, err
 			}
-			in.generated.metadataLag = r.copied.lag(obj, generated, r.kind.backReferenceLabel)
+			in.generated.metadataLag = r.copied.lag(vi.meta, generated, r.kind.backReferenceLabel)
 		case !apierrors.IsNotFound(err):
 			return in, false, err
 		}
 	}
 	requests := newUpdateRequestList()
 	if err := r.client.List(ctx, requests, client.InNamespace(r.opts.KyvernoNamespace),
-		client.MatchingFields{triggerIndex: triggerKey(r.kind.gvk.Kind, obj.GetNamespace(), obj.GetName())}); err != nil {
+		client.MatchingFields{triggerIndex: triggerKey(r.kind.gvk.Kind, ns, vi.meta.GetName())}); err != nil {
 		return in, false, err
 	}
 	pending, failure := generationState(requests.Items)
 	in.failure = failure
-	services, err := r.selectedServices(ctx, obj.GetNamespace(), vi.backends)
+	services, err := r.selectedServices(ctx, ns, vi.backends)
 	if err != nil {
 		return in, false, err
 	}
@@ -278,48 +277,4 @@ func (r *Reconciler) parents(in inputs) []parent {
 		}
 	}
 	return parents
-}
-
-// write replaces the Ready condition (and status.parents of a route), and for a repair (a note saying why) also
-// status.lastServiceEvent:
-// any write of the source makes the resolve policy re-resolve it and the generate policy regenerate what it makes.
-// The resolve policy keeps the Ready condition and parents of a write only when it comes from this controller's
-// ServiceAccount. The merge patch carries the resourceVersion, so a write based on an outdated read is refused and
-// retried.
-func (r *Reconciler) write(ctx context.Context, obj *unstructured.Unstructured, current *metav1.Condition, v verdict,
-	parents []parent, repairNote string, now time.Time,
-) error {
-	transition := now
-	if current != nil && current.Status == v.status {
-		transition = current.LastTransitionTime.Time
-	}
-	ready := map[string]any{
-		"type":               ConditionReady,
-		"status":             string(v.status),
-		"reason":             v.reason,
-		"message":            v.message,
-		"lastTransitionTime": transition.UTC().Format(time.RFC3339),
-	}
-	conditions := []any{}
-	raw, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range raw {
-		if m, ok := c.(map[string]any); ok && m["type"] != ConditionReady {
-			conditions = append(conditions, m)
-		}
-	}
-	status := map[string]any{"conditions": append(conditions, ready)}
-	if parents != nil {
-		status["parents"] = parents
-	}
-	if repairNote != "" {
-		status["lastServiceEvent"] = fmt.Sprintf("repair at %s: %s", now.UTC().Format(time.RFC3339), repairNote)
-	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion()},
-		"status":   status,
-	})
-	if err != nil {
-		return err
-	}
-	return r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
 }

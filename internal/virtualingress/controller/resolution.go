@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // Values of serviceDiscovery.onMultipleMatches.
@@ -28,10 +30,10 @@ func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatc
 			continue
 		}
 		r := expectedResolution(b, services, onMultipleMatches)
-		want, state := r.service, r.state
-		if state != b.State || (state == "Resolved" && (want != b.Service || r.port != b.Port)) {
-			found := state == "Resolved"
-			got := b.State
+		want, state := r.service, string(r.state)
+		if r.state != b.State || (r.state == v1alpha1.BackendResolved && (want != b.Service || r.port != b.Port)) {
+			found := r.state == v1alpha1.BackendResolved
+			got := string(b.State)
 			if b.Service != "" {
 				got += " (" + b.Service + ")"
 			}
@@ -52,11 +54,15 @@ func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatc
 	return "", false
 }
 
+// backendNoPort is a VirtualHTTPRoute's backendRef whose Service has no port of the name it asks for (a VirtualIngress
+// names no port, and its API has no such state).
+const backendNoPort v1alpha1.BackendState = "NoPort"
+
 // resolution is what the resolve policies would write for one backend.
 type resolution struct {
 	service string
 	port    int32
-	state   string
+	state   v1alpha1.BackendState
 	// candidates are the matching Services by name, only when there are several.
 	candidates []string
 }
@@ -90,22 +96,22 @@ func expectedResolution(b backend, services []corev1.Service, onMultipleMatches 
 	if len(matches) == 1 || (len(matches) > 1 && onMultipleMatches == OnMultipleMatchesOldest) {
 		chosen = matches[0]
 		if b.PortName == "" {
-			return resolution{chosen.Name, b.Port, "Resolved", candidates}
+			return resolution{chosen.Name, b.Port, v1alpha1.BackendResolved, candidates}
 		}
 		for _, p := range chosen.Spec.Ports {
 			if p.Name == b.PortName {
-				return resolution{chosen.Name, p.Port, "Resolved", candidates}
+				return resolution{chosen.Name, p.Port, v1alpha1.BackendResolved, candidates}
 			}
 		}
 	}
 	switch {
 	case b.Service != "":
-		return resolution{b.Service, b.Port, "Stale", candidates}
+		return resolution{b.Service, b.Port, v1alpha1.BackendStale, candidates}
 	case len(matches) == 0:
-		return resolution{state: "NoMatch"}
+		return resolution{state: v1alpha1.BackendNoMatch}
 	case chosen == nil:
-		return resolution{state: "MultipleMatches", candidates: candidates}
+		return resolution{state: v1alpha1.BackendMultipleMatches, candidates: candidates}
 	default:
-		return resolution{state: "NoPort", candidates: candidates}
+		return resolution{state: backendNoPort, candidates: candidates}
 	}
 }

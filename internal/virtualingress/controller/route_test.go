@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // routeSpec is a status.route.spec as the resolve policy writes it: one backendRef, no defaults.
@@ -92,7 +94,7 @@ func TestRouteHoldsIgnoresTheAPIServersDefaults(t *testing.T) {
 		want  bool
 	}{"a backendRef added by hand", extra, false})
 	for _, c := range cases {
-		got, err := routeHolds(c.route, routeSpec("svc-a"))
+		got, err := wantedRoute(routeSpec("svc-a")).heldBy(c.route)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,8 +134,8 @@ func TestRouteParentsSummarisesEachGateway(t *testing.T) {
 
 func TestDecideRoute(t *testing.T) {
 	view := func() *view {
-		return &view{generatedName: "shop-generated", generatedSpec: routeSpec("svc-a"),
-			conditions: []metav1.Condition{{Type: ConditionResolved, Status: "True", Reason: "Resolved"}}}
+		return &view{generatedName: "shop-generated", want: wantedRoute(routeSpec("svc-a")),
+			conditions: []v1alpha1.Condition{{Type: ConditionResolved, Status: "True", Reason: "Resolved"}}}
 	}
 	// The route holds what status.route.spec says, with the parents the route names.
 	state := func(r *unstructured.Unstructured) *generatedState {
@@ -144,7 +146,7 @@ func TestDecideRoute(t *testing.T) {
 			names = append(names, map[string]any{"name": ref.(map[string]any)["name"]})
 		}
 		spec["parentRefs"] = names
-		g, err := virtualHTTPRouteKind.state(r, spec)
+		g, err := virtualHTTPRouteKind.state(r, wantedRoute(spec))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,6 +189,11 @@ func TestDecideRoute(t *testing.T) {
 	}
 }
 
+// routeBackend is a backendRef's status entry, resolved (or not) to service and port, asking for the port portName.
+func routeBackend(state v1alpha1.BackendState, service, portName string, port int32) backend {
+	return backend{BackendStatus: v1alpha1.BackendStatus{State: state, Service: service}, Port: port, selector: selector{PortName: portName}}
+}
+
 func TestResolutionLagOfNamedPorts(t *testing.T) {
 	sel := map[string]string{"app": "shop"}
 	withPorts := func(name string, ports ...corev1.ServicePort) corev1.Service {
@@ -201,11 +208,11 @@ func TestResolutionLagOfNamedPorts(t *testing.T) {
 		services []corev1.Service
 		lagging  bool
 	}{
-		{"resolved to the port's number", backend{State: "Resolved", Service: "a", PortName: "http", Port: 8443}, []corev1.Service{withPorts("a", http)}, false},
-		{"the port's number changed", backend{State: "Resolved", Service: "a", PortName: "http", Port: 80}, []corev1.Service{withPorts("a", http)}, true},
-		{"no such port", backend{State: "NoPort", PortName: "grpc"}, []corev1.Service{withPorts("a", http)}, false},
-		{"the port appeared", backend{State: "NoPort", PortName: "http"}, []corev1.Service{withPorts("a", http)}, true},
-		{"the port went: the route keeps the last", backend{State: "Stale", Service: "a", PortName: "grpc", Port: 9000}, []corev1.Service{withPorts("a", http)}, false},
+		{"resolved to the port's number", routeBackend("Resolved", "a", "http", 8443), []corev1.Service{withPorts("a", http)}, false},
+		{"the port's number changed", routeBackend("Resolved", "a", "http", 80), []corev1.Service{withPorts("a", http)}, true},
+		{"no such port", routeBackend("NoPort", "", "grpc", 0), []corev1.Service{withPorts("a", http)}, false},
+		{"the port appeared", routeBackend("NoPort", "", "http", 0), []corev1.Service{withPorts("a", http)}, true},
+		{"the port went: the route keeps the last", routeBackend("Stale", "a", "grpc", 9000), []corev1.Service{withPorts("a", http)}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

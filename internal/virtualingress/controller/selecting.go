@@ -3,7 +3,9 @@ package controller
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // selector is what the spec says of a backend that selects its Service by labels.
@@ -13,31 +15,48 @@ type selector struct {
 	PortName string
 }
 
-// selectingBackends finds every backend of obj's spec that selects its Service by labels, keyed by the field path the
-// resolve policies name it by in status.backends (status does not repeat the spec).
-func selectingBackends(obj *unstructured.Unstructured) map[string]selector {
+// virtualIngressSelectors finds every backend of a VirtualIngress's spec that selects its Service by labels, keyed by
+// the field path the resolve policies name it by in status.backends.
+func virtualIngressSelectors(spec *v1alpha1.VirtualIngressSpec) map[string]selector {
 	out := map[string]selector{}
-	if labels, ok, _ := unstructured.NestedStringMap(obj.Object, "spec", "defaultBackend", "service", "matchLabels"); ok {
-		out["spec.defaultBackend"] = selector{MatchLabels: labels}
+	if b := spec.DefaultBackend; b != nil && b.Service != nil && b.Service.MatchLabels != nil {
+		out["spec.defaultBackend"] = selector{MatchLabels: labelMap(b.Service.MatchLabels)}
 	}
-	rules, _, _ := unstructured.NestedSlice(obj.Object, "spec", "rules")
-	for i, r := range rules {
-		rule, _ := r.(map[string]any)
-		paths, _, _ := unstructured.NestedSlice(rule, "http", "paths")
-		for j, p := range paths {
-			path, _ := p.(map[string]any)
-			if labels, ok, _ := unstructured.NestedStringMap(path, "backend", "service", "matchLabels"); ok {
-				out[fmt.Sprintf("spec.rules[%d].http.paths[%d].backend", i, j)] = selector{MatchLabels: labels}
+	for i, rule := range spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		for j, path := range rule.HTTP.Paths {
+			if s := path.Backend.Service; s != nil && s.MatchLabels != nil {
+				out[fmt.Sprintf("spec.rules[%d].http.paths[%d].backend", i, j)] = selector{MatchLabels: labelMap(s.MatchLabels)}
 			}
 		}
-		refs, _, _ := unstructured.NestedSlice(rule, "backendRefs")
-		for j, b := range refs {
-			ref, _ := b.(map[string]any)
-			if labels, ok, _ := unstructured.NestedStringMap(ref, "matchLabels"); ok {
-				portName, _ := ref["port"].(string)
-				out[fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j)] = selector{MatchLabels: labels, PortName: portName}
+	}
+	return out
+}
+
+// routeSelectors is virtualIngressSelectors for a VirtualHTTPRoute's backendRefs, with the port name one asks for.
+func routeSelectors(spec *virtualHTTPRouteSpec) map[string]selector {
+	out := map[string]selector{}
+	for i, rule := range spec.Rules {
+		for j, ref := range rule.BackendRefs {
+			if ref.MatchLabels == nil {
+				continue
 			}
+			s := selector{MatchLabels: ref.MatchLabels}
+			if ref.Port != nil && ref.Port.Type == intstr.String {
+				s.PortName = ref.Port.StrVal
+			}
+			out[fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j)] = s
 		}
+	}
+	return out
+}
+
+func labelMap(in map[string]v1alpha1.LabelValue) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = string(v)
 	}
 	return out
 }

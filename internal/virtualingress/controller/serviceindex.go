@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -21,16 +20,16 @@ const serviceIndex = "virtualingress.serviceKeys"
 func labelKey(k, v string) string   { return "label:" + k + "=" + v }
 func serviceKey(name string) string { return "service:" + name }
 
-// serviceKeys is the index function.
-func serviceKeys(obj client.Object) []string {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil
-	}
-	backends, err := backendsOf(u)
+// serviceKeys is the index function of the kind.
+func (k *sourceKind) serviceKeys(obj client.Object) []string {
+	v, err := k.read(obj)
 	if err != nil {
 		return nil
 	}
+	return keysOf(v.backends)
+}
+
+func keysOf(backends []backend) []string {
 	var keys []string
 	for _, b := range backends {
 		if b.Service != "" {
@@ -63,23 +62,22 @@ func (m mapper) service(ctx context.Context, obj client.Object) []reconcile.Requ
 			continue
 		}
 		for i := range list.Items {
-			vi := &list.Items[i]
-			if seen[vi.GetName()] || !concerns(vi, obj) {
+			name := list.Items[i].GetName()
+			if seen[name] {
 				continue
 			}
-			seen[vi.GetName()] = true
-			out = append(out, request(obj.GetNamespace(), vi.GetName()))
+			if v, err := m.kind.read(&list.Items[i]); err != nil || !concerns(v.backends, obj) {
+				continue
+			}
+			seen[name] = true
+			out = append(out, request(obj.GetNamespace(), name))
 		}
 	}
 	return out
 }
 
-// concerns tells whether a backend of vi names the Service or selects it.
-func concerns(vi *unstructured.Unstructured, svc client.Object) bool {
-	backends, err := backendsOf(vi)
-	if err != nil {
-		return false
-	}
+// concerns tells whether one of the backends names the Service or selects it.
+func concerns(backends []backend, svc client.Object) bool {
 	for _, b := range backends {
 		if b.Service == svc.GetName() || (len(b.MatchLabels) > 0 && labels.SelectorFromSet(b.MatchLabels).Matches(labels.Set(svc.GetLabels()))) {
 			return true

@@ -6,19 +6,23 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 // A Service finds a VirtualIngress through one of its own labels (a selector is indexed under its first pair) or its
 // name (a backend that names it); concerns then checks the whole selector.
 func TestServiceKeysFindEverySelectingOrUsingVirtualIngress(t *testing.T) {
-	vi := &unstructured.Unstructured{Object: map[string]any{
-		"spec": map[string]any{"defaultBackend": map[string]any{"service": map[string]any{"matchLabels": map[string]any{"b": "2", "a": "1"}}}},
-		"status": map[string]any{"backends": []any{
-			map[string]any{"field": "spec.defaultBackend", "service": "old", "state": "Stale"},
+	vi := &v1alpha1.VirtualIngress{
+		Spec: v1alpha1.VirtualIngressSpec{DefaultBackend: &v1alpha1.Backend{Service: &v1alpha1.ServiceBackend{
+			MatchLabels: map[string]v1alpha1.LabelValue{"b": "2", "a": "1"},
+		}}},
+		Status: v1alpha1.VirtualIngressStatus{Backends: []v1alpha1.BackendStatus{
+			{Field: "spec.defaultBackend", Service: "old", State: v1alpha1.BackendStale},
 		}},
-	}}
-	keys := serviceKeys(vi)
+	}
+	backends := virtualIngressView(vi).backends
+	keys := keysOf(backends)
 	if want := []string{serviceKey("old"), labelKey("a", "1")}; !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
@@ -39,7 +43,7 @@ func TestServiceKeysFindEverySelectingOrUsingVirtualIngress(t *testing.T) {
 		for k, v := range svc.Labels {
 			found = found || slices.Contains(keys, labelKey(k, v))
 		}
-		if got := found && concerns(vi, svc); got != tc.want {
+		if got := found && concerns(backends, svc); got != tc.want {
 			t.Errorf("%s: concerned %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -106,12 +105,6 @@ func setDefault(d *time.Duration, value time.Duration) {
 	}
 }
 
-func newUpdateRequest() *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(updateRequestGVK)
-	return u
-}
-
 // CacheOptions keeps the manager's cache of UpdateRequests to Kyverno's namespace, the only one the controller may
 // read them in.
 func CacheOptions(kyvernoNamespace string) cache.Options {
@@ -123,8 +116,8 @@ func CacheOptions(kyvernoNamespace string) cache.Options {
 	}}
 }
 
-// ClientOptions makes the manager's client read unstructured objects (the sources, what they generate, UpdateRequests)
-// from the cache too: controller-runtime otherwise sends those reads to the API server, which knows no field index.
+// ClientOptions makes the manager's client read unstructured objects (the sources, HTTPRoutes, UpdateRequests) from the
+// cache too: controller-runtime otherwise sends those reads to the API server, which knows no field index.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
 }
@@ -143,7 +136,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		kinds = append(kinds, virtualHTTPRouteKind)
 	}
 	for _, k := range kinds {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, k.newSource(), serviceIndex, serviceKeys); err != nil {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k.newSource(), serviceIndex, k.serviceKeys); err != nil {
 			return err
 		}
 		r := &Reconciler{

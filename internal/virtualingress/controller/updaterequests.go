@@ -10,7 +10,8 @@ import (
 )
 
 // updateRequestGVK is Kyverno's record of a pending generation: its status tells why a generation failed (an
-// admission policy that refused the Ingress, for one), which Kyverno reports nowhere else.
+// admission policy that refused the Ingress, for one), which Kyverno reports nowhere else. UpdateRequests are read
+// unstructured: the shipped binary must not import Kyverno (make deps-check).
 var updateRequestGVK = schema.GroupVersionKind{Group: "kyverno.io", Version: "v2", Kind: "UpdateRequest"}
 
 // triggerIndex indexes UpdateRequests by the kind/namespace/name of the VirtualIngress or VirtualHTTPRoute whose
@@ -23,6 +24,12 @@ func triggerKey(kind, namespace, name string) string { return kind + "/" + names
 // (VirtualIngress or VirtualHTTPRoute), namespace and name, read as the controller reads Kyverno's requests.
 func GeneratesFor(u *unstructured.Unstructured, kind, namespace, name string) bool {
 	return slices.Contains(updateRequestTrigger(u), triggerKey(kind, namespace, name))
+}
+
+func newUpdateRequest() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(updateRequestGVK)
+	return u
 }
 
 func newUpdateRequestList() *unstructured.UnstructuredList {

@@ -87,7 +87,7 @@ func decide(in inputs) verdict {
 		return verdict{status: metav1.ConditionFalse, reason: ReasonResolutionOutOfDate, transient: true, repairable: true,
 			urgent: in.lagFound, message: "status is behind the Services, re-resolving: " + in.lag}
 	}
-	if in.vi.generatedName == "" || in.vi.generatedSpec == nil {
+	if in.vi.generatedName == "" || in.vi.want == nil {
 		v := verdict{status: metav1.ConditionFalse, reason: ReasonUnresolved, message: "no " + noun + " yet"}
 		if resolved != nil {
 			v.reason, v.message = resolved.Reason, resolved.Message

@@ -5,35 +5,38 @@ import (
 	"strings"
 	"testing"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/virtualingress/api/v1alpha1"
 )
 
 const viUID = types.UID("vi-uid")
 
-func ingressSpec(service string) map[string]any {
-	return map[string]any{"defaultBackend": map[string]any{
-		"service": map[string]any{"name": service, "port": map[string]any{"number": int64(80)}},
+func ingressSpec(service string) *networkingv1.IngressSpec {
+	return &networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{
+		Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: 80}},
 	}}
 }
 
 func resolvedView(resolved metav1.ConditionStatus, reason string) *view {
 	return &view{
 		generatedName: "shop-generated",
-		generatedSpec: ingressSpec("svc-a"),
-		conditions:    []metav1.Condition{{Type: ConditionResolved, Status: resolved, Reason: reason, Message: "resolve says " + reason}},
+		want:          wantedIngress{spec: ingressSpec("svc-a")},
+		conditions:    []v1alpha1.Condition{{Type: ConditionResolved, Status: resolved, Reason: reason, Message: "resolve says " + reason}},
 	}
 }
 
 // ingress is the state of an Ingress owned by owner ("" for none) whose backend is service, read as gather reads it.
 func ingress(owner types.UID, service string) *generatedState {
-	ing := &unstructured.Unstructured{Object: map[string]any{"spec": ingressSpec(service)}}
+	ing := &networkingv1.Ingress{Spec: *ingressSpec(service)}
 	if owner != "" {
 		yes := true
 		ing.SetOwnerReferences([]metav1.OwnerReference{{Kind: "VirtualIngress", Name: "shop", UID: owner, Controller: &yes}})
 	}
-	g, err := virtualIngressKind.state(ing, ingressSpec("svc-a"))
+	g, err := virtualIngressKind.state(ing, wantedIngress{spec: ingressSpec("svc-a")})
 	if err != nil {
 		panic(err)
 	}
@@ -52,7 +55,7 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "ours and up to date", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress(viUID, "svc-a")},
 			status: "True", reason: ReasonUpToDate},
-		{name: "never resolved", in: inputs{kind: virtualIngressKind, vi: &view{conditions: []metav1.Condition{{Type: ConditionResolved, Status: "False", Reason: "Unresolved", Message: "no Service"}}}},
+		{name: "never resolved", in: inputs{kind: virtualIngressKind, vi: &view{conditions: []v1alpha1.Condition{{Type: ConditionResolved, Status: "False", Reason: "Unresolved", Message: "no Service"}}}},
 			status: "False", reason: "Unresolved", message: "no Service"},
 		{name: "missing while Kyverno works", in: inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID},
 			status: "False", reason: ReasonMissing, transient: true, repairable: true},
