@@ -26,6 +26,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 )
@@ -185,18 +186,16 @@ func printYAML(v any) {
 }
 
 func waitReady(ctx context.Context, base string) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	// Ready and not degraded: Kubernetes seen, so that the VDC is made at once.
+	return poll.Wait(ctx, 2*time.Minute, "ssvirt-api ready (GET /readyz)", func() (bool, string, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
-		// Ready and not degraded: Kubernetes seen, so that the VDC is made at once.
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && strings.HasPrefix(string(body), `{"status":"ok"`) {
-				return nil
-			}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, "", err
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("ssvirt-api did not become ready")
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && strings.HasPrefix(string(body), `{"status":"ok"`),
+			fmt.Sprintf("%s %s", resp.Status, strings.TrimSpace(string(body))), nil
+	})
 }

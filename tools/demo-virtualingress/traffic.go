@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
 )
 
@@ -82,16 +83,11 @@ func (d *dataPlane) curl(ctx context.Context) error {
 	args := []string{"-sS", "--max-time", "2", "--resolve", d.host + ":" + port + ":" + addr, "--cacert", d.ca,
 		"https://" + d.host + ":" + port + "/"}
 	var out []byte
-	deadline := time.Now().Add(time.Minute)
-	for {
+	if err := poll.Wait(ctx, time.Minute, "curl "+strings.Join(args, " ")+" answered by "+tenantBackend, func() (bool, string, error) {
 		out, err = exec.CommandContext(ctx, "curl", args...).CombinedOutput()
-		if err == nil && strings.HasPrefix(string(out), tenantBackend+" ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("curl %s: %w: %s", strings.Join(args, " "), err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return err == nil && strings.HasPrefix(string(out), tenantBackend+" "), strings.TrimSpace(string(out)), err
+	}); err != nil {
+		return err
 	}
 	fmt.Printf("  $ curl %s\n  %s", strings.Join(args, " "), out)
 	return nil

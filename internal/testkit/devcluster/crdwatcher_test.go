@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // TestKyvernoGeneratesFromACRDCreatedAfterItsDiscovery: the background controller caches API discovery. Once the
@@ -48,17 +49,12 @@ func TestKyvernoGeneratesFromACRDCreatedAfterItsDiscovery(t *testing.T) {
 	// generated waits a minute for the ConfigMap, and fails with the tail of the background controller's log.
 	generated := func(name string) {
 		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for {
+		err := poll.Wait(ctx, time.Minute, "ConfigMap "+label+"/"+name, func() (bool, string, error) {
 			_, err := kube.CoreV1().ConfigMaps(label).Get(ctx, name, metav1.GetOptions{})
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no ConfigMap %s after a minute (%v); the background controller's log ends:\n%s",
-					name, err, cluster.Logs(devcluster.ComponentKyvernoBackground))
-			}
-			time.Sleep(200 * time.Millisecond)
+			return err == nil, "", err
+		})
+		if err != nil {
+			t.Fatalf("%v; the background controller's log ends:\n%s", err, cluster.Logs(devcluster.ComponentKyvernoBackground))
 		}
 	}
 

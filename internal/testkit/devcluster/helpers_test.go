@@ -1,6 +1,7 @@
 package devcluster
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
@@ -67,11 +69,9 @@ func TestProcessLifecycle(t *testing.T) {
 	}
 	pid := p.cmd.Process.Pid
 	// Until the child has exec'd, /proc/<pid>/cmdline is still the test binary's; ownership shows once it has.
-	for deadline := time.Now().Add(5 * time.Second); !ownedBy(pid, dir); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d not recognised as started for %s", pid, dir)
-		}
-	}
+	poll.Until(t, 5*time.Second, fmt.Sprintf("pid %d recognised as started for %s", pid, dir), func() (bool, string, error) {
+		return ownedBy(pid, dir), "", nil
+	})
 	time.Sleep(100 * time.Millisecond)
 	defer func(d time.Duration) { stopTimeout = d }(stopTimeout)
 	stopTimeout = 300 * time.Millisecond
@@ -84,13 +84,9 @@ func TestProcessLifecycle(t *testing.T) {
 	}
 	<-p.done
 	// The orphaned grandchild is killed with the group but reaped by init a moment later.
-	deadline := time.Now().Add(2 * time.Second)
-	for syscall.Kill(-pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still has members", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Until(t, 2*time.Second, fmt.Sprintf("process group %d empty", pid), func() (bool, string, error) {
+		return syscall.Kill(-pid, 0) != nil, "the group still has members", nil
+	})
 	if _, err := os.Stat(pidPath(dir, "sleeper")); !os.IsNotExist(err) {
 		t.Errorf("pid file left behind: %v", err)
 	}

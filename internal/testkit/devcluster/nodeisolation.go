@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/netns"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // The node runs in namespaces of its own: a network namespace (its links, routes, iptables rules and network
@@ -336,20 +337,13 @@ func nodeOwnedBy(dir string) bool {
 // stopNodeProcesses kills every process left in the node's cgroups (containerd's shims, containers of Pods that were
 // not deleted, the namespaces' holder) and waits until none is left: they are all the node's.
 func stopNodeProcesses() error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	return poll.Wait(context.Background(), 15*time.Second, "devcluster: the node's cgroup emptied by SIGKILL", func() (bool, string, error) {
 		left := NodeProcesses()
-		if len(left) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("devcluster: processes %v survived SIGKILL in the node's cgroup", left)
-		}
 		for _, pid := range left {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(left) == 0, fmt.Sprintf("processes %v left", left), nil
+	})
 }
 
 // removeNodeCgroups removes the node's cgroups, deepest first (a cgroup with children cannot be removed).
@@ -376,11 +370,11 @@ func removeNodeCgroups() error {
 // waitLinkGone waits for the host's end of the node's link, which the kernel removes once the node's network
 // namespace is freed (asynchronously, after its last process), and deletes it if it lingers.
 func waitLinkGone() error {
-	for range 100 {
-		if _, err := net.InterfaceByName(nodeLink); err != nil {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
+	if poll.Wait(context.Background(), 5*time.Second, "link "+nodeLink+" gone", func() (bool, string, error) {
+		_, err := net.InterfaceByName(nodeLink)
+		return err != nil, "", nil
+	}) == nil {
+		return nil
 	}
 	return deleteLink(nodeLink)
 }

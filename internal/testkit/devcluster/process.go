@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/deathsig"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // stopTimeout is how long a component gets to exit after SIGTERM before its process group is killed.
@@ -215,16 +217,9 @@ func stopPidFile(path, dataDir string) error {
 		return nil
 	}
 	err = terminate(pid, stopTimeout, func(d time.Duration) bool {
-		deadline := time.Now().Add(d)
-		for {
-			if !deathsig.Alive(pid) {
-				return true
-			}
-			if time.Now().After(deadline) {
-				return false
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		// Every 50 ms rather than poll.Interval: `devcluster down` stops each component in turn.
+		return poll.WaitEvery(context.Background(), d, 50*time.Millisecond, fmt.Sprintf("process %d gone", pid),
+			func() (bool, string, error) { return !deathsig.Alive(pid), "", nil }) == nil
 	})
 	if err == nil {
 		_ = os.Remove(path)

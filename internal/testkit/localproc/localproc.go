@@ -3,7 +3,7 @@
 package localproc
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // Process is a running child.
@@ -92,16 +94,24 @@ func (p *Process) Logs() string {
 
 // WaitTCP waits until addr accepts a TCP connection, the process exits, or timeout passes.
 func (p *Process) WaitTCP(addr string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	var exited error // the process exited: the wait ends at once
+	err := poll.Wait(context.Background(), timeout, p.Name+" listening on "+addr, func() (bool, string, error) {
 		if p.Exited() {
-			return fmt.Errorf("%s exited (%w):\n%s", p.Name, p.err, p.Logs())
+			exited = fmt.Errorf("%s exited (%w):\n%s", p.Name, p.err, p.Logs())
+			return true, "", nil
 		}
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			_ = c.Close()
-			return nil
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false, "", err
 		}
-		time.Sleep(100 * time.Millisecond)
+		_ = c.Close()
+		return true, "", nil
+	})
+	if exited != nil {
+		return exited
 	}
-	return errors.New(p.Name + " did not listen on " + addr + " in time:\n" + p.Logs())
+	if err != nil {
+		return fmt.Errorf("%w:\n%s", err, p.Logs())
+	}
+	return nil
 }

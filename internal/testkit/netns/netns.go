@@ -6,7 +6,6 @@ package netns
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/deathsig"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // Options says which namespaces besides a network namespace to make.
@@ -95,27 +95,37 @@ func New(opts Options) (*Namespace, error) {
 // waitChild finds the process unshare forked into the new namespaces.
 func (ns *Namespace) waitChild() (int, error) {
 	parent := ns.holder.Process.Pid
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-ns.done:
-			return 0, fmt.Errorf("netns: unshare exited: %v", ns.holder.ProcessState)
-		default:
-		}
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", parent, parent))
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			pid, err := strconv.Atoi(f[0])
+	var pid int
+	var exited error // unshare exited: the wait ends at once
+	// Every 10 ms: each test's namespaces are made this way.
+	err := poll.WaitEvery(context.Background(), 10*time.Second, 10*time.Millisecond, "netns: unshare's child in new namespaces",
+		func() (bool, string, error) {
+			select {
+			case <-ns.done:
+				exited = fmt.Errorf("netns: unshare exited: %v", ns.holder.ProcessState)
+				return true, "", nil
+			default:
+			}
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", parent, parent))
+			f := strings.Fields(string(b))
+			if len(f) == 0 {
+				return false, "unshare has no child", nil
+			}
+			child, err := strconv.Atoi(f[0])
 			if err != nil {
-				return 0, err
+				return false, "", err
 			}
 			// The child exists before it has exec'd sleep: wait until it is in its namespaces.
-			if mine, theirs := nsID("self", "net"), nsID(strconv.Itoa(pid), "net"); theirs != "" && theirs != mine {
-				return pid, nil
+			if mine, theirs := nsID("self", "net"), nsID(f[0], "net"); theirs == "" || theirs == mine {
+				return false, "child " + f[0] + " not in a network namespace of its own", nil
 			}
-		}
-		time.Sleep(10 * time.Millisecond)
+			pid = child
+			return true, "", nil
+		})
+	if exited != nil {
+		return 0, exited
 	}
-	return 0, errors.New("netns: unshare made no namespace within 10 s")
+	return pid, err
 }
 
 func nsID(pid, kind string) string {
@@ -220,9 +230,8 @@ func (ns *Namespace) Close() {
 		<-ns.done
 		if ns.pid > 0 {
 			// The process inside is unshare's child; --kill-child has killed it, wait until it is gone.
-			for i := 0; i < 500 && deathsig.Alive(ns.pid); i++ {
-				time.Sleep(10 * time.Millisecond)
-			}
+			_ = poll.WaitEvery(context.Background(), 5*time.Second, 10*time.Millisecond, fmt.Sprintf("netns: process %d gone", ns.pid),
+				func() (bool, string, error) { return !deathsig.Alive(ns.pid), "", nil })
 		}
 	})
 }

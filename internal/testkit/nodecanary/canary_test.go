@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
@@ -121,14 +122,10 @@ func TestNodeLeavesOtherSoftwareAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = child.Wait()
-		deadline := time.Now().Add(20 * time.Second)
-		for len(devcluster.NodeProcesses()) > 0 || linkExists("vi-node0") {
-			if time.Now().After(deadline) {
-				t.Fatalf("20 s after the test process was killed, the node still runs: processes %v, link vi-node0 %t",
-					devcluster.NodeProcesses(), linkExists("vi-node0"))
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		poll.Until(t, 20*time.Second, "the node gone after the test process was killed", func() (bool, string, error) {
+			procs, link := devcluster.NodeProcesses(), linkExists("vi-node0")
+			return len(procs) == 0 && !link, fmt.Sprintf("processes %v, link vi-node0 %t", procs, link), nil
+		})
 		s.check(t, "SIGKILL of the test process")
 		holdValues("SIGKILL of the test process", f, p)
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 const module = "github.com/distribution/distribution/v3"
@@ -119,25 +120,22 @@ func (r *Registry) waitReady(ctx context.Context, caPEM []byte) error {
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	err = poll.Wait(ctx, 30*time.Second, "registry at "+r.Host+" answering GET /v2/", func() (bool, string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+r.Host+"/v2/", nil)
 		if err != nil {
-			return err
+			return false, "", err
 		}
 		resp, err := c.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("GET /v2/: %s", resp.Status)
+		if err != nil {
+			return false, "", err
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("registry at %s not ready: %w\n%s", r.Host, err, r.proc.Logs())
-		}
-		time.Sleep(100 * time.Millisecond)
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, r.proc.Logs())
 	}
+	return nil
 }
 
 // Client is an HTTP client trusting only the registry's CA (caPEM; the CA file's contents when nil).

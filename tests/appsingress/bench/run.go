@@ -20,6 +20,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
@@ -183,19 +184,13 @@ func (s *stamps) get(key string) (string, time.Time) {
 
 // wait returns when key was first seen, waiting up to timeout for it.
 func (s *stamps) wait(key string, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		s.mu.Lock()
-		at := s.at[key]
-		s.mu.Unlock()
-		if !at.IsZero() {
-			return at, nil
-		}
-		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("%s not seen in %s", key, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var at time.Time
+	// Every 20 ms, as the benchmark's other pollers: the time returned is the watch's, this only ends the wait.
+	err := poll.WaitEvery(context.Background(), timeout, 20*time.Millisecond, key+" seen", func() (bool, string, error) {
+		_, at = s.get(key)
+		return !at.IsZero(), "not seen", nil
+	})
+	return at, err
 }
 
 func watchIPs(ctx context.Context, e *localenv.Env, seen *stamps) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // TestLifecycle follows one hosted cluster through the life the issue lists: Pending until MetalLB assigns an IP,
@@ -204,12 +205,7 @@ func patch(t *testing.T, c client.Client, key types.NamespacedName, mutate func(
 
 func waitGone(t *testing.T, c client.Client, key types.NamespacedName) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if err := c.Get(context.Background(), key, &v1alpha1.AppsIngress{}); err != nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s was not deleted (finalizer not removed)", key)
+	poll.Until(t, time.Minute, key.String()+" deleted (its finalizer removed)", func() (bool, string, error) {
+		return c.Get(context.Background(), key, &v1alpha1.AppsIngress{}) != nil, "still there", nil
+	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
@@ -106,13 +107,10 @@ func TestCoreDNSReloadRaceConverges(t *testing.T) {
 		}
 		// The race happened: the restart serves the first change only, and its baseline has the second.
 		raced := time.Now()
-		deadline := raced.Add(10 * time.Second)
-		for !serves(second) {
-			if time.Now().After(deadline) {
-				t.Fatalf("attempt %d (second write %s into the restart): CoreDNS still does not serve the second change 10 s after its restart; the reload is stuck\n%s",
-					attempt, delay, server.Logs())
-			}
-			time.Sleep(100 * time.Millisecond)
+		if err := poll.Wait(t.Context(), 10*time.Second, "CoreDNS serving the second change after its restart", func() (bool, string, error) {
+			return serves(second), "the first change only", nil
+		}); err != nil {
+			t.Fatalf("attempt %d (second write %s into the restart): %v; the reload is stuck\n%s", attempt, delay, err, server.Logs())
 		}
 		t.Logf("attempt %d: the second write landed %s into a restart; served %s after the restart ended",
 			attempt, delay, time.Since(raced).Round(time.Millisecond))

@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/coredns"
 )
 
@@ -64,17 +66,16 @@ func TestDualStackZoneServedAndReloadedByCoreDNS(t *testing.T) {
 	if err := server.Update(files); err != nil {
 		t.Fatal(err)
 	}
-	deadline := changed.Add(5 * time.Second)
-	for {
-		_, a := lookupAt(t, server, addr, vlanClient, name, dnsmessage.TypeA)
-		_, aaaa := lookupAt(t, server, addr, vlanClient, name, dnsmessage.TypeAAAA)
-		if slices.Equal(addrStrings(a), []string{"192.0.2.11"}) && slices.Equal(addrStrings(aaaa), []string{"2001:db8::11"}) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new addresses were not served 5 s after the zone file changed: A %v, AAAA %v\n%s", a, aaaa, server.Files())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Every 20 ms: this times the change.
+	err = poll.WaitEvery(t.Context(), 5*time.Second, 20*time.Millisecond, "the new addresses served after the zone file changed",
+		func() (bool, string, error) {
+			_, a := lookupAt(t, server, addr, vlanClient, name, dnsmessage.TypeA)
+			_, aaaa := lookupAt(t, server, addr, vlanClient, name, dnsmessage.TypeAAAA)
+			return slices.Equal(addrStrings(a), []string{"192.0.2.11"}) && slices.Equal(addrStrings(aaaa), []string{"2001:db8::11"}),
+				fmt.Sprintf("A %v, AAAA %v", a, aaaa), nil
+		})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, server.Files())
 	}
 	t.Logf("IP change answered %s after the zone file changed", time.Since(changed).Round(time.Millisecond))
 }
@@ -94,12 +95,10 @@ func TestForwardingLoopStopsCoreDNS(t *testing.T) {
 		t.Cleanup(func() { _ = server.Stop() })
 	}
 	if err == nil {
-		deadline := time.Now().Add(20 * time.Second)
-		for !server.Exited() && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if !server.Exited() {
-			t.Fatalf("CoreDNS forwarding to itself still runs after 20s:\n%s", server.Logs())
+		if err := poll.Wait(t.Context(), 20*time.Second, "CoreDNS forwarding to itself stopped", func() (bool, string, error) {
+			return server.Exited(), "still runs", nil
+		}); err != nil {
+			t.Fatalf("%v\n%s", err, server.Logs())
 		}
 		err = errors.New(server.Logs())
 	}

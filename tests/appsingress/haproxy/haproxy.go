@@ -4,6 +4,7 @@
 package haproxy
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/filesync"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // Proxy is a running HAProxy master.
@@ -122,12 +124,13 @@ func (p *Proxy) Reload(files map[string]string) error {
 			return err
 		}
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for p.reloads() <= before {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("haproxy did not report a reload:\n%s", p.Logs())
-		}
-		time.Sleep(50 * time.Millisecond)
+	// Every 50 ms: the end-to-end tests and the benchmark time what follows a reload.
+	err := poll.WaitEvery(context.Background(), 15*time.Second, 50*time.Millisecond, "haproxy reporting a reload", func() (bool, string, error) {
+		n := p.reloads()
+		return n > before, fmt.Sprintf("%d reloads logged, %d before", n, before), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w:\n%s", err, p.Logs())
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
@@ -220,15 +221,11 @@ type client struct {
 }
 
 func (c *client) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	return poll.Wait(ctx, 2*time.Minute, "ssvirt-api ready (GET /readyz)", func() (bool, string, error) {
 		var r api.Readiness
-		if err := c.call(ctx, "GET", "/readyz", nil, 200, &r); err == nil && r.Status == "ok" {
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("ssvirt-api not ready")
+		err := c.call(ctx, "GET", "/readyz", nil, 200, &r)
+		return err == nil && r.Status == "ok", "status " + r.Status, err
+	})
 }
 
 func (c *client) login(ctx context.Context, user, password string) error {

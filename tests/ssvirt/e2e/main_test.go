@@ -35,6 +35,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/pgserver"
@@ -174,24 +175,20 @@ func startInstance(ctx context.Context, driver, dsn string, resync, health time.
 		return nil, err
 	}
 	inst := &instance{App: a, url: "http://" + a.Addr, cancel: cancel}
-	// Ready once Kubernetes has been seen and the template cache answers.
+	// Ready once Kubernetes has been seen and then the template cache answers, within a minute.
 	deadline := time.Now().Add(time.Minute)
-	for !a.Cluster.Available() {
-		if time.Now().After(deadline) {
-			inst.stop()
-			return nil, fmt.Errorf("ssvirt-api never saw Kubernetes: %s", a.Cluster.Status())
-		}
-		time.Sleep(100 * time.Millisecond)
+	err = poll.Wait(ctx, time.Minute, "ssvirt-api seeing Kubernetes", func() (bool, string, error) {
+		return a.Cluster.Available(), a.Cluster.Status(), nil
+	})
+	if err == nil {
+		err = poll.Wait(ctx, time.Until(deadline), "the template cache filled", func() (bool, string, error) {
+			ts, err := a.Cluster.Templates(ctx)
+			return err == nil && len(ts) > 0, fmt.Sprintf("%d templates", len(ts)), err
+		})
 	}
-	for {
-		if ts, err := a.Cluster.Templates(ctx); err == nil && len(ts) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			inst.stop()
-			return nil, fmt.Errorf("the template cache never filled")
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err != nil {
+		inst.stop()
+		return nil, err
 	}
 	return inst, nil
 }

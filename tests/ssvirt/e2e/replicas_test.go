@@ -21,6 +21,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/kube"
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/store"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/ssvirt/fixture"
 )
 
@@ -122,20 +123,24 @@ func TestReplicasOneKilledUnderLoad(t *testing.T) {
 	killed := make(chan struct{})
 	// takeover is how long after the leader's death the survivor holds the Lease.
 	var takeover time.Duration
+	var killErr error
 	go func() {
-		for answered.Load() < 30 {
-			time.Sleep(10 * time.Millisecond)
+		defer close(killed)
+		// Every 10 ms: the leader is killed as soon as 30 have answered.
+		if killErr = poll.WaitEvery(ctx, time.Minute, 10*time.Millisecond, "30 operations answered", func() (bool, string, error) {
+			n := answered.Load()
+			return n >= 30, fmt.Sprintf("%d answered", n), nil
+		}); killErr != nil {
+			return
 		}
 		a.kill()
 		died := time.Now()
-		for l := leader(ctx); l == "" || l == killedLeader; l = leader(ctx) {
-			if time.Since(died) > time.Minute || ctx.Err() != nil {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		// Every 50 ms: this times the failover. Past a minute the test goes on and fails on the failover's time.
+		_ = poll.WaitEvery(ctx, time.Minute, 50*time.Millisecond, "replica-b leading", func() (bool, string, error) {
+			l := leader(ctx)
+			return l != "" && l != killedLeader, "holder " + l, nil
+		})
 		takeover = time.Since(died)
-		close(killed)
 	}()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
@@ -161,6 +166,9 @@ func TestReplicasOneKilledUnderLoad(t *testing.T) {
 	}
 	wg.Wait()
 	<-killed
+	if killErr != nil {
+		t.Fatal(killErr)
+	}
 	t.Logf("replica-b took the Lease over %s after replica-a was killed", takeover.Round(10*time.Millisecond))
 	if takeover > 5*time.Second {
 		t.Errorf("failover took %s, want at most 5s", takeover.Round(10*time.Millisecond))

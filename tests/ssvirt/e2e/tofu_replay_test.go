@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/ssvirt/api"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 // recording is what OpenTofu with terraform-provider-vcd sent ssvirt-api in one run (apply, a second plan,
@@ -154,21 +155,21 @@ func replay(t *testing.T, rec recording) {
 // send sends req; a task is read until it has ended, as the provider reads it before its next request (the
 // recording holds as many reads as the recorded run needed, which a replay's timing need not match).
 func send(t *testing.T, req *http.Request, task bool) (int, http.Header, []byte) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := req.Clone(req.Context())
-		resp, err := http.DefaultClient.Do(r)
+	var status int
+	var header http.Header
+	var answer []byte
+	// A task still running after 30 s: its last answer is returned, and compared with the recorded one.
+	_ = poll.Wait(req.Context(), 30*time.Second, "task "+req.URL.Path+" ended", func() (bool, string, error) {
+		resp, err := http.DefaultClient.Do(req.Clone(req.Context()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		answer, _ := io.ReadAll(resp.Body)
+		answer, _ = io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
-		if !task || !bytes.Contains(answer, []byte(`status="running"`)) && !bytes.Contains(answer, []byte(`status="queued"`)) ||
-			time.Now().After(deadline) {
-			return resp.StatusCode, resp.Header, answer
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		status, header = resp.StatusCode, resp.Header
+		return !task || !bytes.Contains(answer, []byte(`status="running"`)) && !bytes.Contains(answer, []byte(`status="queued"`)), "", nil
+	})
+	return status, header, answer
 }
 
 // learnIDs maps the ids of a recorded answer to those at the same places in the live one.

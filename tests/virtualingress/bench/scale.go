@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
@@ -166,19 +167,11 @@ func (b *bench) deletePendingUpdateRequests(ctx context.Context) (int, error) {
 
 // waitUpdateRequestsDrained waits until Kyverno has no UpdateRequest left pending.
 func (b *bench) waitUpdateRequestsDrained(ctx context.Context) error {
-	deadline := time.Now().Add(b.timeout)
-	for time.Now().Before(deadline) {
+	// Every 500 ms: each list of UpdateRequests loads the API server the benchmark measures.
+	return poll.WaitEvery(ctx, b.timeout, 500*time.Millisecond, "Kyverno's UpdateRequests drained", func() (bool, string, error) {
 		pending, err := devcluster.PendingUpdateRequests(ctx, b.dyn)
-		if err != nil {
-			return err
-		}
-		if len(pending) == 0 {
-			return nil
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	pending, _ := devcluster.PendingUpdateRequests(ctx, b.dyn)
-	return fmt.Errorf("%d Kyverno UpdateRequests still pending after %s", len(pending), b.timeout)
+		return err == nil && len(pending) == 0, fmt.Sprintf("%d pending", len(pending)), err
+	})
 }
 
 // countResolved counts distinct Ingresses generated from vi-<i> (i < n) routing to service(i), until all n are seen, the

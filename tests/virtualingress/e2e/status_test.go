@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
@@ -232,18 +233,21 @@ func setUpdateRequestThreshold(t *testing.T, value string) {
 	}
 }
 
-// settledCount is countInLog once it has not changed for quiet.
+// settledCount is countInLog once it has not changed for quiet (it is asked every quiet), within convergeTimeout.
 func settledCount(t *testing.T, component, text string, quiet time.Duration) int {
 	t.Helper()
-	last := countInLog(t, component, text)
-	for {
-		time.Sleep(quiet)
-		n := countInLog(t, component, text)
-		if n == last {
-			return n
-		}
-		last = n
+	last := -1 // not counted yet
+	err := poll.WaitEvery(t.Context(), convergeTimeout, quiet, fmt.Sprintf("the count of %q in %s's log unchanged for %s", text, component, quiet),
+		func() (bool, string, error) {
+			n := countInLog(t, component, text)
+			settled := n == last
+			last = n
+			return settled, fmt.Sprintf("%d", n), nil
+		})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return last
 }
 
 func countInLog(t *testing.T, component, text string) int {

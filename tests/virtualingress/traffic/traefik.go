@@ -19,6 +19,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 )
 
 const (
@@ -152,22 +153,27 @@ func (c *Controller) waitReady(ctx context.Context, dyn dynamic.Interface) error
 	if !c.Gateway {
 		return c.proc.WaitTCP(c.HTTP, time.Minute)
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	// Bounds the reads too.
+	readCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	for {
-		if c.proc.Exited() {
-			return errors.New("traefik exited:\n" + c.proc.Logs())
+	var exited bool // traefik exited: the wait ends at once
+	err := poll.Wait(ctx, time.Minute, "gateway "+Namespace+"/"+Gateway+" Programmed by traefik", func() (bool, string, error) {
+		if exited = c.proc.Exited(); exited {
+			return true, "", nil
 		}
-		gw, err := dyn.Resource(GatewayGVR).Namespace(Namespace).Get(ctx, Gateway, metav1.GetOptions{})
-		if err == nil && conditionTrue(gw.Object, "Programmed") {
-			return nil
+		gw, err := dyn.Resource(GatewayGVR).Namespace(Namespace).Get(readCtx, Gateway, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("gateway %s/%s not Programmed by traefik in time (last read: %w):\n%s", Namespace, Gateway, err, c.proc.Logs())
-		case <-time.After(200 * time.Millisecond):
-		}
+		return conditionTrue(gw.Object, "Programmed"), "not Programmed", nil
+	})
+	if exited {
+		return errors.New("traefik exited:\n" + c.proc.Logs())
 	}
+	if err != nil {
+		return fmt.Errorf("%w:\n%s", err, c.proc.Logs())
+	}
+	return nil
 }
 
 func createRBAC(ctx context.Context, kube kubernetes.Interface) error {

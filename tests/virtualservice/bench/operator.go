@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualservice/fixture"
 )
 
@@ -133,18 +134,11 @@ func (l *lazyOperator) peakRSSMiB() float64 {
 // waitServing waits until the operator answers on its metrics endpoint, and a little more for its caches to sync:
 // a phase that measures it running must not measure its start.
 func (p *operatorProcess) waitServing(ctx context.Context) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := p.metrics(); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			return fmt.Errorf("operator not serving metrics after a minute: %w", err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	if err := poll.Wait(ctx, time.Minute, "the operator serving metrics", func() (bool, string, error) {
+		_, err := p.metrics()
+		return err == nil, "", err
+	}); err != nil {
+		return err
 	}
 	select {
 	case <-ctx.Done():

@@ -29,6 +29,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
@@ -139,17 +140,19 @@ func run(ctx context.Context, changes int) (*results, error) {
 			}
 			readyC <- at
 		}()
-		vlanAt, err := poll(ctx, func() bool {
+		vlanAt, err := seen(ctx, "the VLAN view answering "+ip, func() bool {
 			// This node's kube-proxy serves node ports on the node's address only.
 			out, err := localenv.InVLAN(ctx, localenv.DigArgs(devcluster.NodeIP, dnsPort, name)...)
 			return err == nil && out == ip
 		})
 		if err != nil {
-			return nil, fmt.Errorf("change %d: the VLAN view never answered %s: %w", i, ip, err)
+			return nil, fmt.Errorf("change %d: %w", i, err)
 		}
-		proxyAt, err := poll(ctx, func() bool { return routerBehind(net.JoinHostPort(proxyIP, "443"), name) == cn })
+		proxyAt, err := seen(ctx, "the proxy routing to "+cn+" ("+ip+")", func() bool {
+			return routerBehind(net.JoinHostPort(proxyIP, "443"), name) == cn
+		})
 		if err != nil {
-			return nil, fmt.Errorf("change %d: the proxy never routed to %s: %w", i, ip, err)
+			return nil, fmt.Errorf("change %d: %w", i, err)
 		}
 		readyAt := <-readyC
 		if readyAt.IsZero() {
@@ -176,24 +179,21 @@ func run(ctx context.Context, changes int) (*results, error) {
 
 const pollEvery = 20 * time.Millisecond
 
-// poll calls ok every pollEvery until it holds, and returns when it first did.
-func poll(ctx context.Context, ok func() bool) (time.Time, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	for {
-		if ok() {
-			return time.Now(), nil
+// seen calls ok every pollEvery until it holds, for 3 minutes at most, and returns when it first did.
+func seen(ctx context.Context, what string, ok func() bool) (time.Time, error) {
+	var at time.Time
+	err := poll.WaitEvery(ctx, 3*time.Minute, pollEvery, what, func() (bool, string, error) {
+		if !ok() {
+			return false, "", nil
 		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		case <-time.After(pollEvery):
-		}
-	}
+		at = time.Now()
+		return true, "", nil
+	})
+	return at, err
 }
 
 func waitReady(ctx context.Context, env *localenv.Env, ip string) (time.Time, error) {
-	return poll(ctx, func() bool {
+	return seen(ctx, "AppsIngress "+cluster+" Ready with "+ip, func() bool {
 		ai, err := env.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).Get(ctx, cluster, metav1.GetOptions{})
 		if err != nil {
 			return false

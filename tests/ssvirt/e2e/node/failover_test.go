@@ -90,8 +90,14 @@ func failoverUnderCreates(t *testing.T, release *nodetier.Installed, values map[
 			}
 		})
 	}
-	for answered.Load() < 10 {
-		time.Sleep(10 * time.Millisecond)
+	// Every 10 ms: the Pod is deleted as soon as 10 creates have answered.
+	if err := poll.WaitEvery(ctx, time.Minute, 10*time.Millisecond, "10 creates answered", func() (bool, string, error) {
+		n := answered.Load()
+		return n >= 10, fmt.Sprintf("%d answered", n), nil
+	}); err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatal(err)
 	}
 	deletedAt := time.Now()
 	if err := node.Kube.CoreV1().Pods(nodeChart).Delete(ctx, leaderPod, metav1.DeleteOptions{}); err != nil {
@@ -106,12 +112,11 @@ func failoverUnderCreates(t *testing.T, release *nodetier.Installed, values map[
 			d.task = h.Get("Location")
 		})
 	}
-	for time.Since(deletedAt) < time.Minute {
-		if p := leaseHolderPod(ctx); p != "" && p != leaderPod {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	// Every 50 ms: this times the failover. Past a minute the test goes on and fails on the failover's time.
+	_ = poll.WaitEvery(ctx, time.Minute, 50*time.Millisecond, "another replica holding the Lease", func() (bool, string, error) {
+		p := leaseHolderPod(ctx)
+		return p != "" && p != leaderPod, "holder " + p, nil
+	})
 	takeover := time.Since(deletedAt)
 	time.Sleep(3 * time.Second)
 	close(stop)

@@ -140,7 +140,8 @@ func rollWithoutFailures(t *testing.T) {
 	var first string
 	// Past the old Pod's end by as long again, so that a stale route to it would be taken.
 	var settled time.Time
-	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// A call every poll.Interval. Past the 3 minutes, the test fails only if the rollout did not end.
+	err := poll.Wait(ctx, 3*time.Minute, "the rollout ended, and calls through the Service 10 s past it", func() (bool, string, error) {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := client.Do(req)
@@ -160,12 +161,10 @@ func rollWithoutFailures(t *testing.T) {
 		if settled.IsZero() && rolledOut(ctx) {
 			settled = time.Now().Add(10 * time.Second)
 		}
-		if !settled.IsZero() && time.Now().After(settled) {
-			break
-		}
-	}
-	if settled.IsZero() {
-		t.Fatalf("the rollout did not end:\n%s", node.PodReport(nodeChart))
+		return !settled.IsZero() && time.Now().After(settled), fmt.Sprintf("%d calls, %d failed, rolled out: %t", calls, failures, !settled.IsZero()), nil
+	})
+	if err != nil && settled.IsZero() {
+		t.Fatalf("%v\n%s", err, node.PodReport(nodeChart))
 	}
 	if failures > 0 {
 		t.Fatalf("%d of %d calls through the Service failed during a rollout, the first at %s", failures, calls, first)

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
 )
 
@@ -147,14 +148,14 @@ func (b *bench) recreate(ctx context.Context, s subject, c string, cur *tenantSt
 
 // waitFirst waits until a request sent at or after since was answered by backend, and returns when it was sent.
 func waitFirst(l *load, since time.Time, backend string, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if at, ok := l.firstSince(since, backend); ok {
-			return at, nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return time.Time{}, fmt.Errorf("no answer from %s within %s", backend, timeout)
+	var at time.Time
+	// Every 20 ms, as the benchmark's other pollers: the time returned is the request's, this only ends the wait.
+	err := poll.WaitEvery(context.Background(), timeout, 20*time.Millisecond, "an answer from "+backend, func() (bool, string, error) {
+		var ok bool
+		at, ok = l.firstSince(since, backend)
+		return ok, "none", nil
+	})
+	return at, err
 }
 
 // restoreAfterASkip waits (after the recreation's writes, which returned err) until Kyverno has skipped the
@@ -164,25 +165,25 @@ func (b *bench) restoreAfterASkip(ctx context.Context, err error) (time.Time, er
 	if err != nil {
 		return time.Time{}, err
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	var settled time.Time
-	for ; ; time.Sleep(100 * time.Millisecond) {
-		n, err := b.cluster.CountInLog(devcluster.ComponentKyverno, skippedLine)
-		if err != nil {
-			return time.Time{}, err
-		}
-		switch {
-		case n > b.skipped:
-			b.skipped, settled = n, time.Now()
-		case !settled.IsZero() && time.Since(settled) >= time.Second:
-			if err := b.cluster.SetKyvernoUpdateRequestThreshold(ctx, restoredThreshold); err != nil {
-				return time.Time{}, err
+	err = poll.Wait(ctx, 30*time.Second, "Kyverno skipping the recreation's update requests (its count of skips risen, then held for a second)",
+		func() (bool, string, error) {
+			n, err := b.cluster.CountInLog(devcluster.ComponentKyverno, skippedLine)
+			if err != nil {
+				return false, "", err
 			}
-			return time.Now(), nil
-		case time.Now().After(deadline):
-			return time.Time{}, fmt.Errorf("kyverno skipped no update request in 30s")
-		}
+			if n > b.skipped {
+				b.skipped, settled = n, time.Now()
+			}
+			return !settled.IsZero() && time.Since(settled) >= time.Second, fmt.Sprintf("%d skips", n), nil
+		})
+	if err != nil {
+		return time.Time{}, err
 	}
+	if err := b.cluster.SetKyvernoUpdateRequestThreshold(ctx, restoredThreshold); err != nil {
+		return time.Time{}, err
+	}
+	return time.Now(), nil
 }
 
 const (
@@ -255,12 +256,12 @@ func (b *bench) endpointsReady(ctx context.Context, namespace, service string) (
 
 // waitEndpoints waits (a minute at most) until endpointsReady.
 func (b *bench) waitEndpoints(ctx context.Context, namespace, service string) error {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if ok, err := b.endpointsReady(ctx, namespace, service); err != nil || ok {
-			return err
-		}
-	}
-	return fmt.Errorf("the endpoints of Service %s/%s never became ready", namespace, service)
+	// Every 20 ms: the old Service is deleted as soon as the new one's endpoints are ready.
+	return poll.WaitEvery(ctx, time.Minute, 20*time.Millisecond, "the endpoints of Service "+namespace+"/"+service+" ready",
+		func() (bool, string, error) {
+			ok, err := b.endpointsReady(ctx, namespace, service)
+			return ok, "", err
+		})
 }
 
 // namesService says whether obj's spec names service (as an Ingress backend or an HTTPRoute backendRef).
