@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -119,6 +120,6 @@ func testPublisher(t *testing.T, objs ...client.Object) (*publisher, client.Clie
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	p := &publisher{client: c, reader: c, dnsMap: types.NamespacedName{Namespace: "ops", Name: "dns"}, proxyMap: types.NamespacedName{Namespace: "ops", Name: "proxy"}}
-	p.dnsOpts.ProxyIPs, _ = ParseAddrs([]string{"10.0.0.1"})
+	p.dnsOpts.ProxyIPs = []netip.Addr{netip.MustParseAddr("10.0.0.1")}
 	return p, c
 }

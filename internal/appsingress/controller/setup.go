@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -313,17 +312,4 @@ func (r *Reconciler) forSecret(ctx context.Context, o client.Object) []reconcile
 		out = append(out, r.forHostedCluster(ctx, &hcs.Items[i])...)
 	}
 	return out
-}
-
-// ParseAddrs parses a list of IP addresses (flag values).
-func ParseAddrs(ss []string) ([]netip.Addr, error) {
-	out := make([]netip.Addr, 0, len(ss))
-	for _, s := range ss {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
 }

@@ -28,7 +28,8 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 	if f != nil {
 		return r.targetFailed(ctx, ai, key, f)
 	}
-	hc, apiBackend, f := r.connect(ctx, ai, key, t)
+	svcKey := serviceKey(ai, clusterName(ai))
+	hc, apiBackend, f := r.connect(ctx, ai, key, svcKey, t)
 	if f != nil {
 		return r.conclude(ai, observed{target: f}), nil
 	}
@@ -38,7 +39,7 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 		return r.publishAndCheck(ctx, ai, ai, observed{waiting: true, ips: externalIPs(hc.Watched())})
 	}
 
-	o := observed{serviceKey: serviceKey(ai, clusterName(ai)), poolRanges: ai.Spec.MetalLB.IPAddressPoolRanges}
+	o := observed{serviceKey: svcKey, poolRanges: ai.Spec.MetalLB.IPAddressPoolRanges}
 	if o.metallb = checkMetalLBCached(ctx, hc, ai.Spec.MetalLB); o.metallb != nil {
 		return r.conclude(ai, o), nil
 	}
@@ -52,9 +53,7 @@ func (r *Reconciler) sync(ctx context.Context, ai *v1alpha1.AppsIngress) (ctrl.R
 	if len(o.ips) == 0 {
 		// The API does not depend on the apps Service: its name is published at once.
 		if next.Status.APIEndpoint != ai.Status.APIEndpoint || next.Status.APIBackend != ai.Status.APIBackend {
-			if _, o.configWrite = r.publish(ctx, ai, next); o.configWrite != nil {
-				return r.conclude(ai, o), nil
-			}
+			_, o.configWrite = r.publish(ctx, ai, next)
 		}
 		return r.conclude(ai, o), nil
 	}
@@ -83,9 +82,9 @@ func (r *Reconciler) targetFailed(ctx context.Context, ai *v1alpha1.AppsIngress,
 	return r.conclude(ai, o), nil
 }
 
-// connect is the hosted cluster's client and watch, and the proxy's API backend (see reach); t.apiEndpoint falls
-// back to the kubeconfig's server.
-func (r *Reconciler) connect(ctx context.Context, ai *v1alpha1.AppsIngress, key types.NamespacedName, t *target) (*hosted.Cluster, string, *failure) {
+// connect is the hosted cluster's client and its watch of Service svcKey, and the proxy's API backend (see reach);
+// t.apiEndpoint falls back to the kubeconfig's server.
+func (r *Reconciler) connect(ctx context.Context, ai *v1alpha1.AppsIngress, key, svcKey types.NamespacedName, t *target) (*hosted.Cluster, string, *failure) {
 	if t.apiEndpoint == "" {
 		if cfg, err := r.hosted.RESTConfig(t.kubeconfig); err == nil {
 			t.apiEndpoint = endpointFromServer(cfg.Host)
@@ -95,7 +94,7 @@ func (r *Reconciler) connect(ctx context.Context, ai *v1alpha1.AppsIngress, key 
 	if err != nil {
 		return nil, "", degraded("KubeconfigInvalid", "kubeconfig Secret %s: %v", t.secret, err)
 	}
-	hc, err := r.hosted.Ensure(key, kubeconfig, serviceKey(ai, clusterName(ai)))
+	hc, err := r.hosted.Ensure(key, kubeconfig, svcKey)
 	if err != nil {
 		return nil, "", degraded("KubeconfigInvalid", "kubeconfig Secret %s: %v", t.secret, err)
 	}

@@ -39,16 +39,16 @@ func (o Options) addresses() (addresses, error) {
 		return a, fmt.Errorf("--dns-zone-reload-interval must be positive: zero would stop CoreDNS from ever re-reading a zone")
 	}
 	var err error
-	if a.proxyIPs, err = controller.ParseAddrs(o.ProxyIPs); err != nil {
+	if a.proxyIPs, err = parseEach(o.ProxyIPs, netip.ParseAddr); err != nil {
 		return a, fmt.Errorf("--proxy-ips: %w", err)
 	}
 	if len(a.proxyIPs) == 0 && o.ProxyService == "" {
 		return a, fmt.Errorf("one of --proxy-ips or --proxy-service is required: the pod-network DNS view answers with the proxy's address")
 	}
-	if a.dnsStatic, err = parseAddrPorts(o.DNSReplicas); err != nil {
+	if a.dnsStatic, err = parseEach(o.DNSReplicas, netip.ParseAddrPort); err != nil {
 		return a, fmt.Errorf("--dns-replicas: %w", err)
 	}
-	if a.proxyStatic, err = parseAddrPorts(o.ProxyReplicas); err != nil {
+	if a.proxyStatic, err = parseEach(o.ProxyReplicas, netip.ParseAddrPort); err != nil {
 		return a, fmt.Errorf("--proxy-replicas: %w", err)
 	}
 	if (o.DNSService == "" && len(a.dnsStatic) == 0) || (o.ProxyService == "" && len(a.proxyStatic) == 0) {
@@ -104,14 +104,15 @@ func replicas(reader client.Reader, static []netip.AddrPort, svc types.Namespace
 	return controller.ServiceReplicas{Reader: reader, Service: svc, Port: port}
 }
 
-func parseAddrPorts(ss []string) ([]netip.AddrPort, error) {
-	out := make([]netip.AddrPort, 0, len(ss))
+// parseEach parses every flag value of a list with parse.
+func parseEach[T any](ss []string, parse func(string) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(ss))
 	for _, s := range ss {
-		a, err := netip.ParseAddrPort(s)
+		v, err := parse(s)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, a)
+		out = append(out, v)
 	}
 	return out, nil
 }
