@@ -103,7 +103,6 @@ func (f *floorResult) ratio(seconds float64) (float64, bool) {
 // at start), runs the same creation pattern as scaleRun, and removes all of it again. A sized floor's triggers carry
 // a VirtualIngress's content (see floorTrigger).
 func (b *bench) measureFloor(ctx context.Context, n int, sized bool) (*floorResult, error) {
-	b.engine, b.namespaces = "floor", nil
 	var status map[string]any
 	if sized {
 		var err error
@@ -111,17 +110,29 @@ func (b *bench) measureFloor(ctx context.Context, n int, sized bool) (*floorResu
 			return nil, err
 		}
 	}
+	var r *floorResult
+	err := b.withFloorPolicy(ctx, func() (err error) {
+		r, err = b.floorRun(ctx, n, status)
+		return err
+	})
+	return r, err
+}
+
+// withFloorPolicy runs measure with the floor's policy installed (installFloor) and nothing else of Kyverno's, then
+// removes the policy and what measure created (cleanUp), so that the next measurement starts from a clean cluster.
+// An error of measure is returned as is, without cleaning up.
+func (b *bench) withFloorPolicy(ctx context.Context, measure func() error) error {
+	b.engine, b.namespaces = "floor", nil
 	if err := b.installFloor(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	r, err := b.floorRun(ctx, n, status)
-	if err != nil {
-		return nil, err
+	if err := measure(); err != nil {
+		return err
 	}
 	if err := b.dyn.Resource(clusterPolicyGVR).Delete(ctx, floorPolicy, metav1.DeleteOptions{}); err != nil {
-		return r, err
+		return err
 	}
-	return r, b.cleanUp(ctx)
+	return b.cleanUp(ctx)
 }
 
 func (b *bench) floorRun(ctx context.Context, n int, status map[string]any) (*floorResult, error) {

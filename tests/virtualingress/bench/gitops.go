@@ -8,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
@@ -20,8 +19,6 @@ const (
 	gitopsTarget          = time.Second
 	gitopsUnresolvedAfter = 5 * time.Second
 )
-
-var servicesGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 
 // gitopsLatency applies n pairs at once, as a GitOps sync does (server-side apply, each pair its own selector): a
 // Service and the VirtualIngress that selects it, in turn Service first, VirtualIngress first, and the Service 50 ms
@@ -37,35 +34,10 @@ func (b *bench) gitopsLatency(ctx context.Context, n int) (samples []time.Durati
 		return nil, 0, err
 	}
 	defer w.Stop()
-	starts := make([]time.Time, n)
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name, labels := fmt.Sprintf("pair-%d", i), labelsFor(i)
-			service := func() error { return b.applyService(ctx, ns, "svc-"+name, labels) }
-			source := func() error { return b.applyVirtualIngress(ctx, ns, name, labels) }
-			starts[i] = time.Now()
-			steps := []func() error{service, source}
-			switch i % 3 {
-			case 1:
-				steps = []func() error{source, service}
-			case 2:
-				steps = []func() error{service, func() error { time.Sleep(50 * time.Millisecond); return source() }}
-			}
-			for _, step := range steps {
-				if err := step(); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	starts, err := applyPairs(n,
+		func(i int) error { return b.applyService(ctx, ns, fmt.Sprintf("svc-pair-%d", i), labelsFor(i)) },
+		func(i int) error { return b.applyVirtualIngress(ctx, ns, fmt.Sprintf("pair-%d", i), labelsFor(i)) })
+	if err != nil {
 		return nil, 0, err
 	}
 	ready := map[string]time.Time{}
@@ -90,31 +62,60 @@ func (b *bench) gitopsLatency(ctx context.Context, n int) (samples []time.Durati
 			return nil, 0, fmt.Errorf("%d of %d VirtualIngresses Ready within %s", len(ready), n, b.timeout)
 		}
 	}
+	samples, late = sinceStarts(starts, func(i int) time.Time { return ready[fmt.Sprintf("pair-%d", i)] })
+	return samples, late, nil
+}
+
+// applyPairs applies n pairs at once, one goroutine each as a GitOps sync's parallel applies: in turn service(i)
+// first, source(i) first, and service(i) 50 ms before source(i). It returns when each pair's first apply started.
+// The GitOps floor applies its pairs through it too, so that both bursts are the same.
+func applyPairs(n int, service, source func(i int) error) ([]time.Time, error) {
+	starts := make([]time.Time, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
 	for i := range n {
-		took := ready[fmt.Sprintf("pair-%d", i)].Sub(starts[i])
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			steps := []func() error{func() error { return service(i) }, func() error { return source(i) }}
+			switch i % 3 {
+			case 1:
+				steps[0], steps[1] = steps[1], steps[0]
+			case 2:
+				steps[1] = func() error { time.Sleep(50 * time.Millisecond); return source(i) }
+			}
+			starts[i] = time.Now()
+			for _, step := range steps {
+				if err := step(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return starts, <-errs
+}
+
+// sinceStarts is each pair's time from its first apply to done(i), and how many took longer than
+// gitopsUnresolvedAfter.
+func sinceStarts(starts []time.Time, done func(i int) time.Time) (samples []time.Duration, late int) {
+	for i, start := range starts {
+		took := done(i).Sub(start)
 		if took > gitopsUnresolvedAfter {
 			late++
 		}
 		samples = append(samples, took)
 	}
-	return samples, late, nil
+	return samples, late
 }
 
-// applyService and applyVirtualIngress are server-side applies by the field manager "gitops", as Argo CD and Flux
-// write.
+// applyService and applyVirtualIngress are server-side applies, as Argo CD and Flux write.
 func (b *bench) applyService(ctx context.Context, ns, name string, labels map[string]string) error {
-	svc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": name, "namespace": ns},
-		"spec":     map[string]any{"ports": []any{map[string]any{"name": "http", "port": int64(80)}}},
-	}}
-	svc.SetLabels(labels)
-	_, err := b.dyn.Resource(servicesGVR).Namespace(ns).Apply(ctx, name, svc, metav1.ApplyOptions{FieldManager: "gitops", Force: true})
-	return err
+	return virtualingress.Apply(ctx, b.dyn, virtualingress.ServiceGVR, virtualingress.TenantService(ns, name, labels))
 }
 
 func (b *bench) applyVirtualIngress(ctx context.Context, ns, name string, labels map[string]string) error {
-	vi := virtualingress.New(ns, name, virtualingress.CoderSpec(labels))
-	_, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Apply(ctx, name, vi, metav1.ApplyOptions{FieldManager: "gitops", Force: true})
-	return err
+	return virtualingress.Apply(ctx, b.dyn, virtualingress.GVR, virtualingress.New(ns, name, virtualingress.CoderSpec(labels)))
 }

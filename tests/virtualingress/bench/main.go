@@ -80,7 +80,7 @@ func main() {
 	var o options
 	flag.IntVar(&o.creates, "creates", 200, "VirtualIngresses created one after the other for the create latency")
 	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
-	flag.IntVar(&o.gitops, "gitops", 100, "Service and VirtualIngress pairs applied at once for the GitOps latency; 0 skips it")
+	flag.IntVar(&o.gitops, "gitops", 100, "Service and VirtualIngress pairs applied at once for the GitOps latency, measured on the floor's bare rule too (the GitOps floor); 0 skips both")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
 	flag.IntVar(&o.restart, "restart", 1000, "VirtualIngresses (over twice as many Services) present during a background controller restart and a helm upgrade; 0 skips it")
 	flag.IntVar(&o.restartRecreates, "restart-recreates", 50, "Services recreated at once with no event before, right after the background controller restart, and after the helm upgrade (at most a third of --restart)")
@@ -166,6 +166,12 @@ func run(o options) error {
 			}
 		}
 	}
+	// The GitOps floor is measured before the engines, on a cluster without their policies, like the floors above.
+	if o.gitops > 0 {
+		if res.GitOpsFloor, err = b.gitopsFloor(ctx, o.gitops); err != nil {
+			return err
+		}
+	}
 	for i, engine := range engines {
 		r, err := b.runEngine(ctx, release, engine, o)
 		res.Engines[engine] = r
@@ -173,6 +179,7 @@ func run(o options) error {
 			r.Scale.FloorRatio, r.Scale.FloorRatioUpperBound = res.Floor.ratio(r.Scale.ConvergeSeconds)
 			r.Scale.SizedFloorRatio, r.Scale.SizedFloorRatioUpperBound = res.SizedFloor.ratio(r.Scale.ConvergeSeconds)
 		}
+		r.GitOpsFloorRatio = res.GitOpsFloor.p95Ratio(r.GitOps)
 		if err != nil {
 			// Without a clean cluster the next engine's figures would mean nothing.
 			r.Error = err.Error()
@@ -212,6 +219,9 @@ func run(o options) error {
 		if f != nil && f.RestartError != "" {
 			failed = append(failed, f.name()+" after a restart ("+f.RestartError+")")
 		}
+	}
+	if f := res.GitOpsFloor; f != nil && f.ApplyToIngress.Error != "" {
+		failed = append(failed, "GitOps floor ("+f.ApplyToIngress.Error+")")
 	}
 	for _, engine := range engines {
 		if len(res.Engines[engine].errors()) > 0 {

@@ -18,9 +18,11 @@ type results struct {
 	Machine map[string]string `json:"machine"`
 	Floor   *floorResult      `json:"floor,omitempty"`
 	// SizedFloor is the floor with triggers of a VirtualIngress's size (--sized-floor).
-	SizedFloor *floorResult              `json:"sizedFloor,omitempty"`
-	Order      []string                  `json:"engineOrder"`
-	Engines    map[string]*engineResults `json:"engines"`
+	SizedFloor *floorResult `json:"sizedFloor,omitempty"`
+	// GitOpsFloor is the floor of the GitOps apply (with --gitops): the same burst on the floor's bare rule.
+	GitOpsFloor *gitopsFloorResult        `json:"gitopsFloor,omitempty"`
+	Order       []string                  `json:"engineOrder"`
+	Engines     map[string]*engineResults `json:"engines"`
 }
 
 // engineResults are the figures of one policy engine. A measurement that failed has its error in Error (and its
@@ -34,6 +36,9 @@ type engineResults struct {
 	// GitOps is a Service and its VirtualIngress applied together to Ready; GitOpsLate counts those past 5 s.
 	GitOps     *latency `json:"gitopsApplyToReady,omitempty"`
 	GitOpsLate int      `json:"gitopsReadyLaterThan5s"`
+	// GitOpsFloorRatio is GitOps's p95 over the GitOps floor's (the same run's burst on Kyverno's bare rule); no
+	// target: it says how much of the p95 is Kyverno's own.
+	GitOpsFloorRatio float64 `json:"gitopsP95RatioToFloor,omitempty"`
 	// RouteCreate and RouteRecreate are the same for VirtualHTTPRoutes and their HTTPRoutes (with --routes).
 	RouteCreate   *latency `json:"createToHTTPRoute,omitempty"`
 	RouteRecreate *latency `json:"serviceRecreateToHTTPRouteUpdated,omitempty"`
@@ -260,6 +265,15 @@ func (r results) print(out io.Writer, burst int) {
 		}
 		return fmt.Sprintf("%d %s", e.GitOpsLate, verdict(e.GitOpsLate == 0))
 	}})
+	if r.GitOpsFloor != nil {
+		// The floor's figures are in the row's name, beside the engines' figures they compare with.
+		rows = append(rows, row{"GitOps apply: p95 / the GitOps floor's p95 (no target; floor: " + r.GitOpsFloor.summary() + ")", func(e *engineResults) string {
+			if e.GitOpsFloorRatio == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", e.GitOpsFloorRatio)
+		}})
+	}
 	rows = append(rows, latencyRows("create -> HTTPRoute", func(e *engineResults) *latency { return e.RouteCreate }, createTarget)...)
 	rows = append(rows, latencyRows("Service recreate -> HTTPRoute updated", func(e *engineResults) *latency { return e.RouteRecreate }, recreateTarget)...)
 	for _, e := range r.Engines {
@@ -299,6 +313,10 @@ func (r results) print(out io.Writer, burst int) {
 		case f.RestartError != "":
 			fmt.Fprintf(out, "%s after a background controller restart: FAILED: %s\n", f.name(), f.RestartError)
 		}
+	}
+	if f := r.GitOpsFloor; f != nil {
+		fmt.Fprintf(out, "\nGitOps floor (one context-free generate ClusterPolicy; %d triggers and %d Services applied at once as the GitOps pairs, each timed from its first apply to its Ingress on a watch): %s, Kyverno restarted %d times\n",
+			f.Pairs, f.Pairs, f.summary(), sum(f.KyvernoRestarts))
 	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "\nmeasurement\t"+strings.Join(r.Order, "\t"))

@@ -36,6 +36,11 @@ func newSupervisor(ctx context.Context, cluster *devcluster.Cluster) *supervisor
 func (s *supervisor) restartExited(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The bench stops supervising before it stops the cluster; a check that woke after that would find every
+	// controller stopped and try to start each again.
+	if ctx.Err() != nil {
+		return
+	}
 	for _, c := range kyvernoComponents {
 		if s.cluster.PID(c) != 0 {
 			continue

@@ -32,8 +32,6 @@ import (
 // gitopsRepairAfter is the status controller's RepairAfter while these cases run.
 const gitopsRepairAfter = 20 * time.Second
 
-var serviceGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-
 // gitopsPairs is how many pairs each case applies at once, each pair with its own selector.
 const gitopsPairs = 6
 
@@ -104,14 +102,9 @@ func pairService(pair string) string { return "svc-" + pair }
 
 // applyService applies a CCM-style Service server-side, as a GitOps tool does.
 func applyService(t *testing.T, ns, pair string, labels map[string]string) string {
-	svc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": pairService(pair), "namespace": ns},
-		"spec":     map[string]any{"type": "LoadBalancer", "ports": []any{map[string]any{"name": "http", "port": int64(80)}}},
-	}}
-	svc.SetLabels(labels)
-	if _, err := env.dyn.Resource(serviceGVR).Namespace(ns).Apply(context.Background(), pairService(pair), svc,
-		metav1.ApplyOptions{FieldManager: "gitops", Force: true}); err != nil {
+	svc := virtualingress.TenantService(ns, pairService(pair), labels)
+	svc.Object["spec"].(map[string]any)["type"] = "LoadBalancer"
+	if err := virtualingress.Apply(context.Background(), env.dyn, virtualingress.ServiceGVR, svc); err != nil {
 		t.Errorf("applying Service %s/%s: %v", ns, pairService(pair), err)
 	}
 	return pairService(pair)
@@ -124,7 +117,7 @@ func createGeneratedNameService(t *testing.T, ns string, labels map[string]strin
 		"spec":     map[string]any{"type": "LoadBalancer", "ports": []any{map[string]any{"name": "http", "port": int64(80)}}},
 	}}
 	svc.SetLabels(labels)
-	out, err := env.dyn.Resource(serviceGVR).Namespace(ns).Create(context.Background(), svc, metav1.CreateOptions{})
+	out, err := env.dyn.Resource(virtualingress.ServiceGVR).Namespace(ns).Create(context.Background(), svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Errorf("creating a Service with generateName in %s: %v", ns, err)
 		return ""
@@ -138,8 +131,7 @@ func applySource(t *testing.T, k gitopsKind, ns, pair string) {
 		"metadata": map[string]any{"name": pair, "namespace": ns},
 		"spec":     k.spec(pairLabels(pair)),
 	}}
-	if _, err := env.dyn.Resource(k.gvr).Namespace(ns).Apply(context.Background(), pair, src,
-		metav1.ApplyOptions{FieldManager: "gitops", Force: true}); err != nil {
+	if err := virtualingress.Apply(context.Background(), env.dyn, k.gvr, src); err != nil {
 		t.Errorf("applying %s %s/%s: %v", k.name, ns, pair, err)
 	}
 }
