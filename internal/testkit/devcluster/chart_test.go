@@ -62,7 +62,11 @@ func TestKyvernoChartGivesControllers(t *testing.T) {
 
 // renderKyverno is renderKyvernoObjects with a count of the objects to apply by kind.
 func renderKyverno(modDir, dataDir string) (*kyvernoInstall, map[string]int, error) {
-	inst, objs, err := renderKyvernoObjects(modDir, dataDir)
+	root, err := repo.Root()
+	if err != nil {
+		return nil, nil, err
+	}
+	inst, objs, err := renderKyvernoObjects(root, modDir, dataDir)
 	kinds := map[string]int{}
 	for _, o := range objs {
 		kinds[o.GetKind()]++

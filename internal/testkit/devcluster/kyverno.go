@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
@@ -182,7 +183,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 var kyvernoChartKinds = []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap"}
 
 func (c *Cluster) applyKyvernoChart(ctx context.Context, a *applier, modDir string) (*kyvernoInstall, error) {
-	inst, objs, err := renderKyvernoObjects(modDir, c.dir)
+	inst, objs, err := renderKyvernoObjects(c.opts.RepoRoot, modDir, c.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -214,12 +215,16 @@ func (c *Cluster) applyKyvernoChart(ctx context.Context, a *applier, modDir stri
 
 // renderKyvernoObjects renders Kyverno's chart and returns how to run its controllers and the objects to
 // apply.
-func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructured.Unstructured, error) {
+func renderKyvernoObjects(repoRoot, modDir, dataDir string) (*kyvernoInstall, []*unstructured.Unstructured, error) {
 	ch, err := loadChart(filepath.Join(modDir, "charts", "kyverno"))
 	if err != nil {
 		return nil, nil, err
 	}
-	objs, err := renderChart(ch, "kyverno", KyvernoNamespace, kyvernoChartValues())
+	values, err := kyvernoChartValues(repoRoot)
+	if err != nil {
+		return nil, nil, err
+	}
+	objs, err := renderChart(ch, "kyverno", KyvernoNamespace, values)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -248,31 +253,27 @@ func renderKyvernoObjects(modDir, dataDir string) (*kyvernoInstall, []*unstructu
 	return inst, apply, nil
 }
 
-// kyvernoChartValues are the values Kyverno's chart is rendered or installed with, as processes or on the node.
-func kyvernoChartValues() map[string]any {
-	return map[string]any{
-		// CRDs come from config/crds, applied server-side: some are too large for client-side apply, and
-		// the chart's CRD subcharts from remote repositories are not in the module.
-		"crds":          map[string]any{"install": false},
-		"openreports":   map[string]any{"enabled": false, "installCrds": false},
-		"reportsServer": map[string]any{"enabled": false},
-		// Both controllers look kinds up in a discovery cache that, without the CRD watcher, refreshes only every
-		// 15 minutes. In the admission controller a VirtualIngress written right after `helm install` put the CRD
-		// in place would be refused ("resource virtualingresses not found"); in the background controller, once
-		// the cache was filled before the CRD existed, every generation fails with "failed to list trigger
-		// resources: <namespace> is forbidden" (the kind resolves to no resource, and the namespace is read as
-		// one). Kyverno's chart offers the watcher to the admission controller only; the background controller
-		// takes it as an extra argument, with list/watch on CRDs. The README asks users for the same values.
-		"admissionController": map[string]any{"crdWatcher": true},
-		"backgroundController": map[string]any{
-			"extraArgs": map[string]any{"crdWatcher": true},
-			"rbac": map[string]any{"clusterRole": map[string]any{"extraResources": []any{map[string]any{
-				"apiGroups": []any{"apiextensions.k8s.io"},
-				"resources": []any{"customresourcedefinitions"},
-				"verbs":     []any{"list", "watch"},
-			}}}},
-		},
+// KyvernoValuesFile is the values of Kyverno's chart virtual-ingress asks its users for (the chart README shows it),
+// relative to the repository's root: the CRD watcher in both controllers and memory for a fleet of VirtualIngresses.
+const KyvernoValuesFile = "fixtures/examples/kyverno-values.yaml"
+
+// kyvernoChartValues are the values Kyverno's chart is rendered or installed with, as processes or on the node: the
+// users' (KyvernoValuesFile), and what only this cluster needs.
+func kyvernoChartValues(repoRoot string) (map[string]any, error) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, KyvernoValuesFile))
+	if err != nil {
+		return nil, err
 	}
+	values := map[string]any{}
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		return nil, fmt.Errorf("%s: %w", KyvernoValuesFile, err)
+	}
+	// CRDs come from config/crds, applied server-side: some are too large for client-side apply, and the chart's CRD
+	// subcharts from remote repositories are not in the module.
+	values["crds"] = map[string]any{"install": false}
+	values["openreports"] = map[string]any{"enabled": false, "installCrds": false}
+	values["reportsServer"] = map[string]any{"enabled": false}
+	return values, nil
 }
 
 // controllerFromDeployment takes the flags, environment and ServiceAccount a Deployment of the chart gives

@@ -150,7 +150,11 @@ func (c *Cluster) installKyvernoChart(ctx context.Context) error {
 	if deadline, ok := ctx.Deadline(); ok {
 		wait = time.Until(deadline)
 	}
-	if err := release.InstallWait(ctx, kyvernoNodeValues(version), wait); err != nil {
+	values, err := kyvernoNodeValues(c.opts.RepoRoot, version)
+	if err != nil {
+		return err
+	}
+	if err := release.InstallWait(ctx, values, wait); err != nil {
 		return fmt.Errorf("helm install --wait kyverno: %w", err)
 	}
 	c.progressf("kyverno: helm install --wait in %s", time.Since(begin).Round(100*time.Millisecond))
@@ -159,15 +163,18 @@ func (c *Cluster) installKyvernoChart(ctx context.Context) error {
 
 // kyvernoNodeValues are the values Kyverno's chart is installed with on the node: kyvernoChartValues, two admission
 // replicas, and every image of kyvernoImages at version (the module's, which is the chart's appVersion), never pulled.
-func kyvernoNodeValues(version string) map[string]any {
-	values := kyvernoChartValues()
+func kyvernoNodeValues(repoRoot, version string) (map[string]any, error) {
+	values, err := kyvernoChartValues(repoRoot)
+	if err != nil {
+		return nil, err
+	}
 	values["admissionController"].(map[string]any)["replicas"] = kyvernoAdmissionReplicas
 	for _, img := range kyvernoImages {
 		setPath(values, img.values, map[string]any{
 			"registry": img.registry, "repository": img.repository, "tag": version, "pullPolicy": "Never",
 		})
 	}
-	return values
+	return values, nil
 }
 
 // setPath merges value into values at the dotted path, creating the maps on the way.

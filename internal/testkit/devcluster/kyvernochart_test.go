@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
 // TestKyvernoNodeValuesCoverEveryImage renders Kyverno's chart, hooks included, with the values the node installs it
@@ -19,7 +21,17 @@ func TestKyvernoNodeValuesCoverEveryImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	version := ch.Metadata.AppVersion
-	rel, err := renderRelease(ch, "kyverno", KyvernoNamespace, kyvernoNodeValues(version))
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, err := kyvernoNodeValues(root, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The users' memory limit for the background controller (KyvernoValuesFile), as the chart must carry it.
+	backgroundMemory, _, _ := unstructured.NestedString(values, "backgroundController", "resources", "limits", "memory")
+	rel, err := renderRelease(ch, "kyverno", KyvernoNamespace, values)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +58,13 @@ func TestKyvernoNodeValuesCoverEveryImage(t *testing.T) {
 				// Decoded from YAML as JSON does, so a number is a float64.
 				if r, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "replicas"); fmt.Sprint(r) != fmt.Sprint(kyvernoAdmissionReplicas) {
 					t.Errorf("admission controller replicas %v, want %d", r, kyvernoAdmissionReplicas)
+				}
+			}
+			if o.GetKind() == "Deployment" && o.GetName() == "kyverno-background-controller" {
+				list, _, _ := unstructured.NestedSlice(spec, "containers")
+				got, _, _ := unstructured.NestedString(list[0].(map[string]any), "resources", "limits", "memory")
+				if backgroundMemory == "" || got != backgroundMemory {
+					t.Errorf("background controller memory limit %q, want %q from %s", got, backgroundMemory, KyvernoValuesFile)
 				}
 			}
 			for _, field := range []string{"initContainers", "containers"} {

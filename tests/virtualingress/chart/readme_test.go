@@ -9,6 +9,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 )
 
 // The chart README's `kubectl get` examples show what kubectl prints: the columns of the CRD's default printer
@@ -84,4 +86,19 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// The Kyverno values the README asks users for are the ones the test clusters install Kyverno with, word for word.
+func TestReadmeShowsTheKyvernoValuesTheClustersRun(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md.gotmpl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, err := os.ReadFile(filepath.Join(chartDir, "..", "..", filepath.FromSlash(devcluster.KyvernoValuesFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```yaml\n"+string(values)+"```\n") {
+		t.Errorf("README.md.gotmpl does not show %s as a yaml block, word for word", devcluster.KyvernoValuesFile)
+	}
 }
