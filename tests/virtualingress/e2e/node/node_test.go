@@ -15,10 +15,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
@@ -47,10 +45,11 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// TestChartOnNode installs the previous release with one engine and resolves a VirtualIngress served through Traefik,
-// upgrades to the current release with requests flowing (none may fail, the VirtualIngress must not be written nor
-// its Ingress recreated), proves the controller Pod's work and the traffic, switches the engine with `helm upgrade
-// --wait` under the same conditions and proves both again.
+// TestChartOnNode installs the previous release with one engine and resolves 1,000 VirtualIngresses, one of them
+// served through Traefik, upgrades to the current release with requests flowing (none may fail, no VirtualIngress may
+// be written nor Ingress recreated), proves the controller Pod's work and the traffic, and what users see when a Pod
+// of the controller or of Kyverno goes, switches the engine with `helm upgrade --wait` under the same conditions and
+// proves the work and the traffic again.
 func TestChartOnNode(t *testing.T) {
 	controller, err := traffic.Start(context.Background(), node.Cluster, node.Cluster.Dir(), os.Stderr)
 	if err != nil {
@@ -79,6 +78,8 @@ func TestChartOnNode(t *testing.T) {
 	t.Run(policyengine.GeneratingPolicy+" traffic", testTraffic)
 	t.Run("metrics answer an authorised token only", testMetricsAuthorised)
 	t.Run("the controller Pod deleted during 200 creations", testPodDeletedMidway)
+	t.Run("a Kyverno admission Pod deleted during a GitOps sync of 200 pairs", testAdmissionPodDeleted)
+	t.Run("Kyverno's background controller Pod deleted during 200 creations", testBackgroundPodDeleted)
 
 	during = resolved.sendRequests()
 	release.Upgrade(t, "to "+policyengine.ClusterPolicy, map[string]any{"policy": map[string]any{"engine": policyengine.ClusterPolicy}})
@@ -226,72 +227,4 @@ func testMetricsAuthorised(t *testing.T) {
 	if code, _ := scrape(""); code != http.StatusUnauthorized {
 		t.Errorf("no token got %d, want 401", code)
 	}
-}
-
-// testPodDeletedMidway: the controller Pod is deleted after half of 200 VirtualIngresses were created; the
-// ReplicaSet's new Pod sets every one of them Ready.
-func testPodDeletedMidway(t *testing.T) {
-	ctx := context.Background()
-	ns := newNodeNamespace(t)
-	labels := map[string]string{"tenant-service": "many"}
-	createLabelledService(t, ns, labels)
-	vis := node.Dyn.Resource(virtualingress.GVR).Namespace(ns)
-	const total = 200
-	create := func(from, to int) {
-		for i := from; i < to; i++ {
-			vi := virtualingress.New(ns, fmt.Sprintf("vi-%03d", i), map[string]any{
-				"rules": []any{virtualingress.Rule(fmt.Sprintf("h%03d.example.test", i), virtualingress.Path("/", virtualingress.SelectorBackend(labels, 80)))},
-			})
-			if _, err := vis.Create(ctx, vi, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	create(0, total/2)
-	pods, err := node.Kube.CoreV1().Pods(chart).List(ctx, metav1.ListOptions{LabelSelector: controllerPods})
-	if err != nil || len(pods.Items) != 1 {
-		t.Fatalf("controller Pods: %v, %v", pods, err)
-	}
-	old := pods.Items[0].Name
-	begin := time.Now()
-	if err := node.Kube.CoreV1().Pods(chart).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// Gone, not only terminating: the second half can only be the new Pod's work.
-	poll.Until(t, time.Minute, "the deleted controller Pod gone", func() (bool, string, error) {
-		_, err := node.Kube.CoreV1().Pods(chart).Get(ctx, old, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), "", nil
-	})
-	create(total/2, total)
-	waitAllReady(t, vis, total, 5*time.Minute)
-	t.Logf("all %d Ready %s after the Pod was deleted", total, time.Since(begin).Round(100*time.Millisecond))
-	pods, err = node.Kube.CoreV1().Pods(chart).List(ctx, metav1.ListOptions{LabelSelector: controllerPods})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods.Items {
-		if p.Name == old && p.DeletionTimestamp == nil {
-			t.Fatalf("controller Pod %s was not replaced", old)
-		}
-	}
-}
-
-// waitAllReady waits until every one of total VirtualIngresses in vis is Ready=True and returns how long that took.
-func waitAllReady(t *testing.T, vis dynamic.ResourceInterface, total int, timeout time.Duration) time.Duration {
-	t.Helper()
-	begin := time.Now()
-	poll.Until(t, timeout, fmt.Sprintf("all %d VirtualIngresses Ready=True", total), func() (bool, string, error) {
-		list, err := vis.List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		ready := 0
-		for i := range list.Items {
-			if s, _, _ := virtualingress.Condition(&list.Items[i], "Ready"); s == "True" {
-				ready++
-			}
-		}
-		return ready == total && len(list.Items) == total, fmt.Sprintf("%d of %d Ready", ready, len(list.Items)), nil
-	})
-	return time.Since(begin)
 }

@@ -16,19 +16,23 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/tests/virtualingress/traffic"
 )
 
-// resolvedSource is a VirtualIngress resolved under the previous release, as it was before the upgrade.
+// resolvedSource is a namespace of VirtualIngresses resolved under the previous release, one of them serving
+// through Traefik, as they were before the upgrade: their UIDs and resourceVersions, and their Ingresses' UIDs.
 type resolvedSource struct {
-	ns              string
-	uid             types.UID
-	resourceVersion string
-	ingresses       map[string]types.UID
+	ns        string
+	sources   map[string]string // "<uid> <resourceVersion>" by name
+	ingresses map[string]types.UID
 }
+
+// upgradeFleet is how many VirtualIngresses an upgrade runs over, as a platform team's cluster holds.
+const upgradeFleet = 1000
 
 // upgradedBackend is the echo Pod, and the label value of its Service, behind the VirtualIngress upgrades run under.
 const upgradedBackend = "upgraded"
 
-// resolveBeforeUpgrade runs an echo Pod behind a Service and a VirtualIngress selecting it through Traefik, waits
-// until it is Ready and serves, and notes the VirtualIngress's version and the UIDs of the Ingresses it generated.
+// resolveBeforeUpgrade runs an echo Pod behind a Service and a VirtualIngress selecting it through Traefik, and
+// upgradeFleet-1 more selecting the same Service, waits until they are Ready and the first serves, and notes the
+// VirtualIngresses' versions and the UIDs of the Ingresses they generated.
 func resolveBeforeUpgrade(t *testing.T) resolvedSource {
 	t.Helper()
 	ns := newNodeNamespace(t)
@@ -45,35 +49,40 @@ func resolveBeforeUpgrade(t *testing.T) resolvedSource {
 			virtualingress.Path("/", virtualingress.SelectorBackend(selects(upgradedBackend), 80)))},
 	})
 	expect(t, traffic.NewClient(trafficController.HTTP), host(upgradedBackend), "/", upgradedBackend)
-	vi, err := node.Dyn.Resource(virtualingress.GVR).Namespace(ns).Get(ctx, "coder", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := resolvedSource{ns: ns, uid: vi.GetUID(), resourceVersion: vi.GetResourceVersion(), ingresses: ingressUIDs(t, ns)}
-	if len(r.ingresses) == 0 {
-		t.Fatalf("VirtualIngress %s/coder is Ready with no Ingress in its namespace", ns)
+	createVirtualIngresses(t, ns, selects(upgradedBackend), 1, upgradeFleet)
+	took := waitAllReady(t, node.Dyn.Resource(virtualingress.GVR).Namespace(ns), upgradeFleet, 10*time.Minute)
+	t.Logf("%d VirtualIngresses Ready %s after the last was created", upgradeFleet, took.Round(100*time.Millisecond))
+	r := resolvedSource{ns: ns, sources: sourceVersions(t, ns), ingresses: ingressUIDs(t, ns)}
+	if len(r.ingresses) < upgradeFleet {
+		t.Fatalf("%d VirtualIngresses Ready in %s with %d Ingresses", upgradeFleet, ns, len(r.ingresses))
 	}
 	return r
 }
 
-// unchanged fails unless, after what (an upgrade), the VirtualIngress was never written and its Ingresses are the
-// same objects (not recreated), a few seconds after the new release's controller and policies are ready.
+// unchanged fails unless, after what (an upgrade), none of the VirtualIngresses was written and their Ingresses are
+// the same objects (not recreated), some seconds after the new release's controller and policies are ready.
 func (r resolvedSource) unchanged(t *testing.T, what string) {
 	t.Helper()
-	// Long enough for the new status controller's first reconcile of every source and Kyverno's background scan.
-	time.Sleep(5 * time.Second)
-	vi, err := node.Dyn.Resource(virtualingress.GVR).Namespace(r.ns).Get(context.Background(), "coder", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// Long enough for the new status controller's first reconcile of every source (a list, then 1,000 reconciles
+	// that read the cache) and Kyverno's background scan.
+	time.Sleep(15 * time.Second)
+	now := sourceVersions(t, r.ns)
+	written := 0
+	for name, was := range r.sources {
+		if now[name] != was {
+			written++
+			if written <= 3 {
+				t.Errorf("%s wrote VirtualIngress %s/%s: uid and resourceVersion %q, were %q", what, r.ns, name, now[name], was)
+			}
+		}
 	}
-	if vi.GetUID() != r.uid || vi.GetResourceVersion() != r.resourceVersion {
-		t.Errorf("%s wrote VirtualIngress %s/coder: uid %s resourceVersion %s, was %s %s\nstatus now: %v",
-			what, r.ns, vi.GetUID(), vi.GetResourceVersion(), r.uid, r.resourceVersion, vi.Object["status"])
+	if written > 0 {
+		t.Errorf("%s wrote %d of %d VirtualIngresses", what, written, len(r.sources))
 	}
 	if now := ingressUIDs(t, r.ns); !maps.Equal(now, r.ingresses) {
-		t.Errorf("%s changed the Ingresses of %s: %v, were %v", what, r.ns, now, r.ingresses)
+		t.Errorf("%s changed the Ingresses of %s: %d now, %d before, or their UIDs", what, r.ns, len(now), len(r.ingresses))
 	}
-	t.Logf("%s: VirtualIngress %s/coder not written, Ingresses %v kept", what, r.ns, r.ingresses)
+	t.Logf("%s: none of %d VirtualIngresses written, their %d Ingresses kept", what, len(r.sources), len(r.ingresses))
 }
 
 // requests sends a GET for the VirtualIngress's host through Traefik every 20 ms (50 a second, as the traffic bench
@@ -121,6 +130,20 @@ func (q *requests) check(t *testing.T, what string) {
 		return
 	}
 	t.Logf("%s: %d requests through Traefik, none failed", what, q.sent)
+}
+
+// sourceVersions is "<uid> <resourceVersion>" of every VirtualIngress of ns, by name.
+func sourceVersions(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	list, err := node.Dyn.Resource(virtualingress.GVR).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := map[string]string{}
+	for _, vi := range list.Items {
+		versions[vi.GetName()] = string(vi.GetUID()) + " " + vi.GetResourceVersion()
+	}
+	return versions
 }
 
 func ingressUIDs(t *testing.T, ns string) map[string]types.UID {
