@@ -278,8 +278,8 @@ bin/devcluster/metallb-controller-$(METALLB_VERSION):
 # As root also Traefik, the ingress controller the node tier and the traffic bench send requests through, and every
 # program of Kyverno's chart packed into images (bin/devcluster/images), which the node tier installs it from.
 .PHONY: devcluster-binaries
-devcluster-binaries: ## Build the local control plane, the node's components and Kyverno (as root Traefik and Kyverno's chart images too) into bin/devcluster (once per version)
-	$(GO) run ./tools/devcluster build --with-kyverno --with-node $(if $(IS_ROOT),--with-multus --with-traefik --kyverno-on-node)
+devcluster-binaries: ## Build the local control plane, the node's components and Kyverno (as root Traefik and the images of Kyverno's chart, at the pinned release and the one before, too) into bin/devcluster (once per version)
+	$(GO) run ./tools/devcluster build --with-kyverno --with-node $(if $(IS_ROOT),--with-multus --with-traefik --kyverno-on-node --kyverno-previous)
 
 .PHONY: debian-packages
 debian-packages: ## Install the Debian packages tests run (HAProxy, PostgreSQL; a node's as root), only those missing (apt-get as root, else sudo)

@@ -1,10 +1,10 @@
 // Command devcluster runs a local Kubernetes control plane (and optionally Kyverno) as processes:
 //
-//	go run ./tools/devcluster up [--with-kyverno] [--with-node [--with-multus] [--kyverno-on-node]] [--dir D]   start, return when ready
+//	go run ./tools/devcluster up [--with-kyverno] [--with-node [--with-multus] [--kyverno-on-node [--kyverno-previous]]] [--dir D]   start, return when ready
 //	eval "$(go run ./tools/devcluster env [--dir D])"         point kubectl at it
 //	go run ./tools/devcluster status [--dir D]                which components run
 //	go run ./tools/devcluster down [--dir D]                  stop everything, remove D
-//	go run ./tools/devcluster build [--with-kyverno] [--with-node [--with-multus] [--kyverno-on-node]] [--with-traefik]   only build the cached binaries
+//	go run ./tools/devcluster build [--with-kyverno] [--with-node [--with-multus] [--kyverno-on-node [--kyverno-previous]]] [--with-traefik]   only build the cached binaries
 //
 // D defaults to .devcluster at the repository root. See internal/testkit/devcluster for the Go API.
 package main
@@ -28,11 +28,11 @@ import (
 const usage = `usage: devcluster <command> [flags]
 
 commands:
-  up [--with-kyverno] [--with-node [--with-multus] [--kyverno-on-node]] [--dir D] [--timeout T]  start a cluster in D and wait until it is ready
+  up [--with-kyverno] [--with-node [--with-multus] [--kyverno-on-node [--kyverno-previous]]] [--dir D] [--timeout T]  start a cluster in D and wait until it is ready
   down [--dir D]                                             stop the cluster in D, remove D, restore the host
   env [--dir D]                                              print 'export KUBECONFIG=D/admin.kubeconfig'
   status [--dir D]                                           list the components running from D
-  build [--with-kyverno] [--with-node [--with-multus] [--kyverno-on-node]] [--with-traefik]  build the binaries into bin/devcluster only
+  build [--with-kyverno] [--with-node [--with-multus] [--kyverno-on-node [--kyverno-previous]]] [--with-traefik]  build the binaries into bin/devcluster only
 
 --with-node runs a node (containerd, kubelet, kube-proxy, kube-scheduler, cluster DNS): root on Linux only.
 --kyverno-on-node installs Kyverno (--with-kyverno) from its chart, its controllers as Pods on the node (images packed from its binaries).
@@ -61,13 +61,14 @@ func run(command string, args []string) error {
 	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	dir := fs.String("dir", "", "data directory (default <repository root>/.devcluster)")
 	withKyverno, withNode, withMultus, withTraefik := false, false, false, false
-	kyvernoOnNode := false
+	kyvernoOnNode, kyvernoPrevious := false, false
 	timeout := 3 * time.Minute
 	if command == "up" || command == "build" {
 		fs.BoolVar(&withKyverno, "with-kyverno", false, "also install and run Kyverno's admission and background controllers")
 		fs.BoolVar(&withNode, "with-node", false, "also run a node, so Pods run (root on Linux)")
 		fs.BoolVar(&kyvernoOnNode, "kyverno-on-node", false, "with --with-kyverno and --with-node, Kyverno from its chart as Pods on the node")
 		fs.BoolVar(&withMultus, "with-multus", false, "with --with-node, Multus in front of the node's Pod network (secondary networks)")
+		fs.BoolVar(&kyvernoPrevious, "kyverno-previous", false, "with --kyverno-on-node, the Kyverno release before the pinned one (binaries/kyverno-previous), to upgrade")
 	}
 	if command == "build" {
 		fs.BoolVar(&withTraefik, "with-traefik", false, "also build Traefik (virtual-ingress's traffic tests and bench)")
@@ -103,7 +104,7 @@ func run(command string, args []string) error {
 			fmt.Fprintf(os.Stderr, "devcluster: replacing the cluster running from %s (%s)\n", *dir, strings.Join(running, ", "))
 		}
 		c, err := devcluster.Start(ctx, devcluster.Options{
-			Dir: *dir, RepoRoot: root, WithKyverno: withKyverno, KyvernoOnNode: kyvernoOnNode, WithNode: withNode, WithMultus: withMultus, Timeout: timeout, Detach: true,
+			Dir: *dir, RepoRoot: root, WithKyverno: withKyverno, KyvernoOnNode: kyvernoOnNode, KyvernoPrevious: kyvernoPrevious, WithNode: withNode, WithMultus: withMultus, Timeout: timeout, Detach: true,
 		})
 		if err != nil {
 			return err
@@ -131,7 +132,7 @@ func run(command string, args []string) error {
 		}
 		return nil
 	case "build":
-		if err := devcluster.Build(ctx, devcluster.Options{RepoRoot: root, WithKyverno: withKyverno, KyvernoOnNode: kyvernoOnNode, WithNode: withNode, WithMultus: withMultus}); err != nil || !withTraefik {
+		if err := devcluster.Build(ctx, devcluster.Options{RepoRoot: root, WithKyverno: withKyverno, KyvernoOnNode: kyvernoOnNode, KyvernoPrevious: kyvernoPrevious, WithNode: withNode, WithMultus: withMultus}); err != nil || !withTraefik {
 			return err
 		}
 		_, err := devcluster.BuildTraefik(ctx, os.Stderr)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -63,37 +64,54 @@ var (
 		pkg: "github.com/traefik/traefik/v3/cmd/traefik", ldflags: traefikVersionLDFlags,
 	}
 	binKyverno = binarySpec{
-		file: "kyverno", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		file: "kyverno", module: kyvernoModule, versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/kyverno", ldflags: kyvernoVersionLDFlags,
 	}
 	binKyvernoBackground = binarySpec{
-		file: "kyverno-background-controller", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		file: "kyverno-background-controller", module: kyvernoModule, versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/background-controller", ldflags: kyvernoVersionLDFlags,
 	}
 	// The other programs of Kyverno's chart, for KyvernoOnNode: its cleanup and reports controllers, the admission
 	// controller's init container, and the images of its hooks (the CLI migrates resources after an upgrade, the
 	// readiness checker removes webhooks before an uninstall).
 	binKyvernoCleanup = binarySpec{
-		file: "kyverno-cleanup-controller", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		file: "kyverno-cleanup-controller", module: kyvernoModule, versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/cleanup-controller", ldflags: kyvernoVersionLDFlags,
 	}
 	binKyvernoReports = binarySpec{
-		file: "kyverno-reports-controller", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		file: "kyverno-reports-controller", module: kyvernoModule, versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/reports-controller", ldflags: kyvernoVersionLDFlags,
 	}
 	binKyvernoInit = binarySpec{
-		file: "kyverno-init", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		file: "kyverno-init", module: kyvernoModule, versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/kyverno-init", ldflags: kyvernoVersionLDFlags,
 	}
 	binKyvernoCLI = binarySpec{
-		file: "kyverno-cli", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		file: "kyverno-cli", module: kyvernoModule, versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/cli/kubectl-kyverno", ldflags: kyvernoVersionLDFlags,
 	}
 	binKyvernoReadinessChecker = binarySpec{
-		file: "kyverno-readiness-checker", module: "kyverno", versionModule: "github.com/kyverno/kyverno",
+		file: "kyverno-readiness-checker", module: kyvernoModule, versionModule: "github.com/kyverno/kyverno",
 		pkg: "github.com/kyverno/kyverno/cmd/readiness-checker", ldflags: kyvernoVersionLDFlags,
 	}
 )
+
+// kyvernoModule and kyvernoPreviousModule are the directories under tools/devcluster/binaries of the pinned Kyverno
+// release and of the one before it, which KyvernoPrevious installs for UpgradeKyverno to upgrade.
+const (
+	kyvernoModule         = "kyverno"
+	kyvernoPreviousModule = "kyverno-previous"
+)
+
+// inModule is s built from another Kyverno module: module kyvernoPreviousModule names the file apart, so both
+// releases' binaries are cached side by side.
+func (s binarySpec) inModule(module string) binarySpec {
+	if module != s.module {
+		s.file += "-previous"
+		s.module = module
+	}
+	return s
+}
 
 // kubeVersionLDFlags stamps the version the Makefile of kubernetes would. Without it the server reports
 // v0.0.0-master+$Format:%H$, which clients (kubectl, Helm's kubeVersion checks) cannot parse.
@@ -235,7 +253,7 @@ func Build(ctx context.Context, opts Options) error {
 	if err != nil || !opts.KyvernoOnNode {
 		return err
 	}
-	_, err = kyvernoImageLayouts(ctx, opts.RepoRoot, opts.BinDir, bins)
+	_, err = kyvernoLayoutsFor(ctx, opts, bins)
 	return err
 }
 
@@ -252,6 +270,13 @@ func binarySpecs(opts Options) []binarySpec {
 	}
 	if opts.WithKyverno && opts.KyvernoOnNode {
 		specs = append(specs, binKyvernoCleanup, binKyvernoReports, binKyvernoInit, binKyvernoCLI, binKyvernoReadinessChecker)
+	}
+	if opts.WithKyverno && opts.KyvernoOnNode && opts.KyvernoPrevious {
+		for _, img := range kyvernoImages {
+			if s := img.bin.inModule(kyvernoPreviousModule); !slices.ContainsFunc(specs, func(o binarySpec) bool { return o.file == s.file }) {
+				specs = append(specs, s)
+			}
+		}
 	}
 	return specs
 }

@@ -8,14 +8,14 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
-// kyvernoModule is the directory of the Kyverno module the devcluster builds from.
-func kyvernoModule(t *testing.T) string {
+// pinnedKyvernoDir is the directory of the Kyverno module the devcluster builds from.
+func pinnedKyvernoDir(t *testing.T) string {
 	t.Helper()
 	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	modDir, err := kyvernoModuleDir(t.Context(), root)
+	modDir, err := kyvernoModuleDir(t.Context(), root, kyvernoModule)
 	if err != nil {
 		t.Fatalf("Kyverno's module is not available: %v", err)
 	}
@@ -25,7 +25,7 @@ func kyvernoModule(t *testing.T) string {
 // TestKyvernoChartGivesControllers renders Kyverno's own chart as Start does and checks that it yields what
 // the processes are configured from.
 func TestKyvernoChartGivesControllers(t *testing.T) {
-	modDir := kyvernoModule(t)
+	modDir := pinnedKyvernoDir(t)
 	inst, kinds, err := renderKyverno(modDir, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

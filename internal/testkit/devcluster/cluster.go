@@ -60,6 +60,9 @@ type Options struct {
 	// controllers as Pods on the node from images packed from the binaries it builds, instead of running them as
 	// processes (see installKyvernoChart).
 	KyvernoOnNode bool
+	// KyvernoPrevious (with KyvernoOnNode) installs the Kyverno release before the pinned one (built from
+	// tools/devcluster/binaries/kyverno-previous), for UpgradeKyverno to upgrade it as users upgrade across a patch.
+	KyvernoPrevious bool
 	// WithNode runs a node (see the package comment): Pods run, Services route, PVCs bind. Needs root on Linux and
 	// the Debian packages of `make debian-packages`; one node per machine.
 	WithNode bool
@@ -96,8 +99,9 @@ type Cluster struct {
 	kube       kubernetes.Interface
 
 	kyverno *kyvernoInstall
-	// kyvernoLayouts are the OCI layouts of Kyverno's images by repository, with KyvernoOnNode.
-	kyvernoLayouts map[string]string
+	// kyvernoLayouts are the OCI layouts of Kyverno's images by module (kyvernoModule, kyvernoPreviousModule), then by
+	// repository, with KyvernoOnNode.
+	kyvernoLayouts map[string]map[string]string
 	node           *node
 
 	mu    sync.Mutex
@@ -157,7 +161,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 
 	c := &Cluster{opts: opts, dir: dir, bins: bins, procs: map[string]*process{}}
 	if opts.KyvernoOnNode {
-		if c.kyvernoLayouts, err = kyvernoImageLayouts(ctx, opts.RepoRoot, opts.BinDir, bins); err != nil {
+		if c.kyvernoLayouts, err = kyvernoLayoutsFor(ctx, opts, bins); err != nil {
 			return nil, err
 		}
 	}

@@ -48,7 +48,7 @@ type kyvernoController struct {
 // Services, hook Jobs) and minus the webhook configurations, which the admission controller registers
 // itself, and then runs the admission and background controllers as processes.
 func (c *Cluster) startKyverno(ctx context.Context) error {
-	modDir, err := kyvernoModuleDir(ctx, c.opts.RepoRoot)
+	modDir, err := kyvernoModuleDir(ctx, c.opts.RepoRoot, kyvernoModule)
 	if err != nil {
 		return err
 	}
@@ -123,8 +123,8 @@ func (c *Cluster) startKyverno(ctx context.Context) error {
 
 // kyvernoModuleDir is Kyverno's source in the module cache, at the version the binaries are built from:
 // CRDs and chart then always match the controllers.
-func kyvernoModuleDir(ctx context.Context, repoRoot string) (string, error) {
-	modDir := filepath.Join(repoRoot, "tools", "devcluster", "binaries", binKyverno.module)
+func kyvernoModuleDir(ctx context.Context, repoRoot, module string) (string, error) {
+	modDir := filepath.Join(repoRoot, "tools", "devcluster", "binaries", module)
 	version, err := repo.RequiredVersion(filepath.Join(modDir, "go.mod"), binKyverno.versionModule)
 	if err != nil {
 		return "", err

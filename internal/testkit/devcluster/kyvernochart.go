@@ -41,10 +41,28 @@ var kyvernoImages = []kyvernoImage{
 // production (it defaults to 1): the webhooks then stay served while one Pod goes.
 const kyvernoAdmissionReplicas = 2
 
-// kyvernoImageLayouts packs each program of kyvernoImages (bins: the built binaries by spec file) with tools/images
-// into an OCI layout under binDir/images, named after the binary file, so once per version. It returns each
-// layout's directory by image repository.
-func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[string]string) (map[string]string, error) {
+// kyvernoLayoutsFor packs the images of every Kyverno release opts installs (kyvernoImageLayouts) and returns their
+// layouts by module, then by image repository.
+func kyvernoLayoutsFor(ctx context.Context, opts Options, bins map[string]string) (map[string]map[string]string, error) {
+	modules := []string{kyvernoModule}
+	if opts.KyvernoPrevious {
+		modules = append(modules, kyvernoPreviousModule)
+	}
+	layouts := map[string]map[string]string{}
+	for _, m := range modules {
+		l, err := kyvernoImageLayouts(ctx, opts.RepoRoot, opts.BinDir, bins, m)
+		if err != nil {
+			return nil, err
+		}
+		layouts[m] = l
+	}
+	return layouts, nil
+}
+
+// kyvernoImageLayouts packs each program of kyvernoImages built from module (bins: the built binaries by spec file)
+// with tools/images into an OCI layout under binDir/images, named after the binary file, so once per version. It
+// returns each layout's directory by image repository.
+func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[string]string, module string) (map[string]string, error) {
 	dir := filepath.Join(binDir, "images")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -52,7 +70,7 @@ func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[
 	layouts := map[string]string{}
 	complete := true
 	for _, img := range kyvernoImages {
-		out := filepath.Join(dir, filepath.Base(bins[img.bin.file]))
+		out := filepath.Join(dir, filepath.Base(bins[img.bin.inModule(module).file]))
 		layouts[img.registry+"/"+img.repository] = out
 		if _, err := os.Stat(filepath.Join(out, "index.json")); err != nil {
 			complete = false
@@ -70,9 +88,10 @@ func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[
 	defer unlock()
 
 	for _, img := range kyvernoImages {
-		bin := bins[img.bin.file]
+		spec := img.bin.inModule(module)
+		bin := bins[spec.file]
 		if bin == "" {
-			return nil, fmt.Errorf("devcluster: %s was not built", img.bin.file)
+			return nil, fmt.Errorf("devcluster: %s was not built", spec.file)
 		}
 		// The binary's file name carries its version, so a new version is a new layout.
 		out := filepath.Join(dir, filepath.Base(bin))
@@ -80,7 +99,7 @@ func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[
 		if _, err := os.Stat(filepath.Join(out, "index.json")); err == nil {
 			continue
 		}
-		version, err := repo.RequiredVersion(filepath.Join(repoRoot, "tools", "devcluster", "binaries", img.bin.module, "go.mod"), img.bin.versionModule)
+		version, err := repo.RequiredVersion(filepath.Join(repoRoot, "tools", "devcluster", "binaries", spec.module, "go.mod"), spec.versionModule)
 		if err != nil {
 			return nil, err
 		}
@@ -100,15 +119,49 @@ func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[
 	return layouts, nil
 }
 
-// installKyvernoChart installs Kyverno as users do: `helm install --wait` of its chart at the pinned version, its
-// Pods on the node from the images kyvernoImageLayouts packed, its webhooks served through its Service with the
-// certificates it makes itself, its RBAC its own. Only the CRDs come from config/crds (server-side, as startKyverno
-// applies them): the chart's CRDs live partly in remote subcharts the module does not carry.
+// installKyvernoChart installs Kyverno as users do: `helm install --wait` of its chart at the pinned version (with
+// KyvernoPrevious, the release before it), its Pods on the node from the images kyvernoImageLayouts packed, its
+// webhooks served through its Service with the certificates it makes itself, its RBAC its own. Only the CRDs come
+// from config/crds (server-side, as startKyverno applies them): the chart's CRDs live partly in remote subcharts the
+// module does not carry.
 func (c *Cluster) installKyvernoChart(ctx context.Context) error {
 	if c.node == nil {
 		return fmt.Errorf("devcluster: KyvernoOnNode needs WithNode")
 	}
-	modDir, err := kyvernoModuleDir(ctx, c.opts.RepoRoot)
+	module := kyvernoModule
+	if c.opts.KyvernoPrevious {
+		module = kyvernoPreviousModule
+	}
+	return c.kyvernoRelease(ctx, module, "install", func(r *helmrelease.Release, values map[string]any, wait time.Duration) error {
+		return r.InstallWait(ctx, values, wait)
+	})
+}
+
+// UpgradeKyverno upgrades the Kyverno of a cluster started with KyvernoPrevious to the pinned release as users do:
+// its CRDs first, then `helm upgrade --wait` to its chart, hooks included. It returns the version upgraded to.
+func (c *Cluster) UpgradeKyverno(ctx context.Context) (string, error) {
+	if !c.opts.KyvernoPrevious {
+		return "", fmt.Errorf("devcluster: UpgradeKyverno needs a cluster started with KyvernoPrevious")
+	}
+	err := c.kyvernoRelease(ctx, kyvernoModule, "upgrade", func(r *helmrelease.Release, values map[string]any, wait time.Duration) error {
+		return r.UpgradeWait(ctx, values, wait)
+	})
+	if err != nil {
+		return "", err
+	}
+	return kyvernoVersion(c.opts.RepoRoot, kyvernoModule)
+}
+
+// kyvernoVersion is the Kyverno release module builds, which is its chart's appVersion and its images' tag.
+func kyvernoVersion(repoRoot, module string) (string, error) {
+	return repo.RequiredVersion(filepath.Join(repoRoot, "tools", "devcluster", "binaries", module, "go.mod"), binKyverno.versionModule)
+}
+
+// kyvernoRelease brings Kyverno's CRDs and images of module's release onto the cluster and the node, then has run
+// install or upgrade its chart (what: "install" or "upgrade") with the node's values, waiting for its Pods.
+func (c *Cluster) kyvernoRelease(ctx context.Context, module, what string,
+	run func(r *helmrelease.Release, values map[string]any, wait time.Duration) error) error {
+	modDir, err := kyvernoModuleDir(ctx, c.opts.RepoRoot, module)
 	if err != nil {
 		return err
 	}
@@ -119,7 +172,7 @@ func (c *Cluster) installKyvernoChart(ctx context.Context) error {
 	if err := c.applyKyvernoCRDs(ctx, a, modDir); err != nil {
 		return err
 	}
-	version, err := repo.RequiredVersion(filepath.Join(c.opts.RepoRoot, "tools", "devcluster", "binaries", binKyverno.module, "go.mod"), binKyverno.versionModule)
+	version, err := kyvernoVersion(c.opts.RepoRoot, module)
 	if err != nil {
 		return err
 	}
@@ -131,11 +184,11 @@ func (c *Cluster) installKyvernoChart(ctx context.Context) error {
 			continue
 		}
 		imported[ref] = true
-		if err := c.ImportImage(ctx, c.kyvernoLayouts[ref], ref); err != nil {
+		if err := c.ImportImage(ctx, c.kyvernoLayouts[module][ref], ref); err != nil {
 			return err
 		}
 	}
-	c.progressf("kyverno: %d images imported in %s", len(imported), time.Since(begin).Round(100*time.Millisecond))
+	c.progressf("kyverno %s: %d images imported in %s", version, len(imported), time.Since(begin).Round(100*time.Millisecond))
 
 	ch, err := loadChart(filepath.Join(modDir, "charts", "kyverno"))
 	if err != nil {
@@ -145,19 +198,19 @@ func (c *Cluster) installKyvernoChart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	values, err := kyvernoNodeValues(c.opts.RepoRoot, version)
+	if err != nil {
+		return err
+	}
 	begin = time.Now()
 	wait := 5 * time.Minute
 	if deadline, ok := ctx.Deadline(); ok {
 		wait = time.Until(deadline)
 	}
-	values, err := kyvernoNodeValues(c.opts.RepoRoot, version)
-	if err != nil {
-		return err
+	if err := run(release, values, wait); err != nil {
+		return fmt.Errorf("helm %s --wait kyverno %s: %w", what, version, err)
 	}
-	if err := release.InstallWait(ctx, values, wait); err != nil {
-		return fmt.Errorf("helm install --wait kyverno: %w", err)
-	}
-	c.progressf("kyverno: helm install --wait in %s", time.Since(begin).Round(100*time.Millisecond))
+	c.progressf("kyverno %s: helm %s --wait in %s", version, what, time.Since(begin).Round(100*time.Millisecond))
 	return c.probeKyvernoPolicy(ctx, a)
 }
 

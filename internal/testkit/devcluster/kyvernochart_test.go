@@ -15,7 +15,7 @@ import (
 // the module's version, never pulled (no registry is reachable), and the admission controller has two replicas. A
 // chart bump that adds an image fails here rather than as an ErrImageNeverPull on the node.
 func TestKyvernoNodeValuesCoverEveryImage(t *testing.T) {
-	modDir := kyvernoModule(t)
+	modDir := pinnedKyvernoDir(t)
 	ch, err := loadChart(filepath.Join(modDir, "charts", "kyverno"))
 	if err != nil {
 		t.Fatal(err)

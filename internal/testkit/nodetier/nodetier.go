@@ -55,9 +55,14 @@ type Env struct {
 // Main starts a cluster with a node (and, when withKyverno, Kyverno installed from its chart with `helm install
 // --wait`, its controllers as Pods on the node, as users run it), runs setup and the tests, stops the cluster and
 // fails unless the host is as it was before. It is a TestMain's body: os.Exit(nodetier.Main(m, "product", ...)).
-func Main(m *testing.M, name string, withKyverno bool, setup func(context.Context, *Env) error) int {
+// Each of with changes the cluster's options (KyvernoPrevious, to upgrade Kyverno in a test).
+func Main(m *testing.M, name string, withKyverno bool, setup func(context.Context, *Env) error, with ...func(*devcluster.Options)) int {
 	return Run(m, func(ctx context.Context, dir string) (*devcluster.Cluster, func() error, error) {
-		c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, WithKyverno: withKyverno, KyvernoOnNode: withKyverno, WithNode: true, Timeout: 5 * time.Minute})
+		opts := devcluster.Options{Dir: dir, WithKyverno: withKyverno, KyvernoOnNode: withKyverno, WithNode: true, Timeout: 5 * time.Minute}
+		for _, w := range with {
+			w(&opts)
+		}
+		c, err := devcluster.Start(ctx, opts)
 		if err != nil {
 			return nil, nil, err
 		}
