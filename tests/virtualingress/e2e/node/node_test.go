@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
@@ -29,7 +30,7 @@ import (
 // install oci:// --wait` and upgraded to the next release, its status controller running as the chart's Pod from the
 // image the node pulled, with the chart's RBAC and nothing granted by the test, on Kyverno installed as users install
 // it: from its own chart with `helm install --wait`, its controllers as Pods on the node (two admission replicas
-// behind its Service).
+// behind its Service), at the release before the pinned one, which TestChartOnNode upgrades across the patch.
 var node *nodetier.Env
 
 const (
@@ -42,12 +43,13 @@ func TestMain(m *testing.M) {
 	os.Exit(nodetier.Main(m, "virtualingress", true, func(ctx context.Context, e *nodetier.Env) error {
 		node = e
 		return e.Cluster.ApplyGatewayAPICRDs(ctx)
-	}))
+	}, func(o *devcluster.Options) { o.KyvernoPrevious = true }))
 }
 
 // TestChartOnNode installs the previous release with one engine and resolves 1,000 VirtualIngresses, one of them
 // served through Traefik, upgrades to the current release with requests flowing (none may fail, no VirtualIngress may
-// be written nor Ingress recreated), proves the controller Pod's work and the traffic, and what users see when a Pod
+// be written nor Ingress recreated), then Kyverno's chart to the pinned release under the same conditions with a
+// GitOps sync running, proves the controller Pod's work and the traffic, and what users see when a Pod
 // of the controller or of Kyverno goes, switches the engine with `helm upgrade --wait` under the same conditions and
 // proves the work and the traffic again.
 func TestChartOnNode(t *testing.T) {
@@ -73,6 +75,7 @@ func TestChartOnNode(t *testing.T) {
 	during.check(t, upgrade)
 	node.AssertHardened(t, chart, controllerPods)
 	node.HelmTest(t, release.Release)
+	upgradeKyvernoUnderLoad(t, resolved)
 
 	t.Run(policyengine.GeneratingPolicy, func(t *testing.T) { readyThroughThePod(t) })
 	t.Run(policyengine.GeneratingPolicy+" traffic", testTraffic)
