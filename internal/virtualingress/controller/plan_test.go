@@ -125,8 +125,15 @@ func TestPlanRepairsALaggingResolutionAfterLagRepairAfter(t *testing.T) {
 		t.Fatal("repaired while Kyverno still held a request")
 	}
 	report, repair, wait := r.plan(viUID, lag, false, false, false, start.Add(time.Second))
-	if report || !repair || wait != 60*time.Second {
-		t.Fatalf("after LagRepairAfter: report=%v repair=%v wait=%s, want a repair before the report and RepairAfter's back-off", report, repair, wait)
+	if report || !repair || wait != 30*time.Second {
+		t.Fatalf("after LagRepairAfter: report=%v repair=%v wait=%s, want a repair before the report and RepairAfter (the quick try does not double it)", report, repair, wait)
+	}
+	// Kyverno dropped it: the next repair comes RepairAfter later, then the back-off doubles as usual.
+	if _, repair, _ := r.plan(viUID, lag, false, false, false, start.Add(30*time.Second)); repair {
+		t.Fatal("repaired again before RepairAfter")
+	}
+	if _, repair, wait := r.plan(viUID, lag, false, false, false, start.Add(31*time.Second)); !repair || wait != 60*time.Second {
+		t.Fatalf("RepairAfter after the quick try: repair=%v wait=%s, want a second repair and a doubled wait", repair, wait)
 	}
 	missing := verdict{status: "False", reason: ReasonMissing, transient: true, repairable: true}
 	r.forget(viUID)
@@ -141,6 +148,32 @@ func TestPlanRepairsALaggingResolutionAfterLagRepairAfter(t *testing.T) {
 	}
 	if _, repair, _ := r.plan(viUID, gone, false, false, false, start.Add(2*time.Second)); repair {
 		t.Fatal("lag toward no Service repaired after LagRepairAfter; only one toward a Service that appeared is")
+	}
+}
+
+// A lag toward a Service created with generateName, whose event Kyverno drops, is repaired at the first reconcile:
+// waiting LagRepairAfter would only delay it; Kyverno holding a request still defers it.
+func TestPlanRepairsALagKyvernoNeverFollowsAtOnce(t *testing.T) {
+	opts := defaulted(t, Options{Grace: 5 * time.Second, RepairAfter: 30 * time.Second, LagRepairAfter: time.Second})
+	r := newPlanReconciler(opts)
+	lag := verdict{status: "False", reason: ReasonResolutionOutOfDate, transient: true, repairable: true, urgent: true, now: true}
+	start := time.Unix(0, 0)
+	if _, repair, _ := r.plan(viUID, lag, true, false, false, start); repair {
+		t.Fatal("repaired while Kyverno still held a request")
+	}
+	if report, repair, _ := r.plan(viUID, lag, false, false, false, start); report || !repair {
+		t.Fatalf("at 0: report=%v repair=%v, want a repair at once, before any report", report, repair)
+	}
+}
+
+// decide repairs a lag at once only toward a Service Kyverno never follows.
+func TestDecideLagNowOnlyWhenUnfollowed(t *testing.T) {
+	for _, unfollowed := range []bool{true, false} {
+		v := decide(inputs{kind: virtualIngressKind, vi: resolvedView("True", "Resolved"), uid: viUID, generated: ingress(viUID, "svc-a"),
+			lag: "spec.defaultBackend is Resolved (svc-a), the Services make it Resolved (svc-b)", lagFound: true, lagUnfollowed: unfollowed})
+		if v.now != unfollowed || !v.urgent {
+			t.Errorf("lagUnfollowed=%v: verdict %+v, want urgent with now=%v", unfollowed, v, unfollowed)
+		}
 	}
 }
 

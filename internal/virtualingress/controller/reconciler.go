@@ -35,12 +35,16 @@ type Reconciler struct {
 
 type divergence struct {
 	reason string
-	// urgent and first: some verdict of this divergence was (a first Ingress stays awaited once its absence is
+	// urgent, first and now: some verdict of this divergence was (a first Ingress stays awaited once its absence is
 	// reported, which changes the Ready condition the verdict reads).
-	urgent, first bool
-	since         time.Time
-	lastRepair    time.Time
-	repairs       int
+	urgent, first, now bool
+	// early: the first repair came before RepairAfter (urgent, now or first). It does not count toward the back-off:
+	// it was a quick try, and a dropped one (Kyverno over its threshold) should be followed after RepairAfter, as a
+	// divergence without it would be, not after twice that.
+	early      bool
+	since      time.Time
+	lastRepair time.Time
+	repairs    int
 }
 
 // Reconcile computes the Ready verdict of one VirtualIngress and writes it when it changed. A divergence the normal
@@ -151,7 +155,10 @@ func (r *Reconciler) gather(ctx context.Context, vi *view) (inputs, bool, error)
 	if err != nil {
 		return in, false, err
 	}
-	in.lag, in.lagFound = resolutionLag(vi.backends, services, r.opts.OnMultipleMatches)
+	var found string
+	in.lag, found = resolutionLag(vi.backends, services, r.opts.OnMultipleMatches)
+	in.lagFound = found != ""
+	in.lagUnfollowed = in.lagFound && namedByTheServer(services, found)
 	return in, pending, nil
 }
 
@@ -206,11 +213,12 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, 
 	if d == nil || d.reason != v.reason {
 		d = &divergence{reason: v.reason, since: now}
 		if old := r.tracked[uid]; old != nil {
-			d.lastRepair, d.repairs = old.lastRepair, old.repairs
+			d.lastRepair, d.repairs, d.early = old.lastRepair, old.repairs, old.early
 		}
 		r.tracked[uid] = d
 	}
 	d.urgent = d.urgent || v.urgent
+	d.now = d.now || v.now
 	d.first = d.first || v.first
 	lasted := now.Sub(d.since)
 	grace := r.opts.Grace
@@ -220,6 +228,8 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, 
 	report = !v.transient || lasted >= grace
 	after := r.opts.RepairAfter
 	switch {
+	case d.now:
+		after = 0
 	case d.urgent:
 		after = r.opts.LagRepairAfter
 	case d.first:
@@ -227,7 +237,7 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, 
 	}
 	next := d.since.Add(after)
 	if !d.lastRepair.IsZero() {
-		next = d.lastRepair.Add(r.backoff(d.repairs))
+		next = d.lastRepair.Add(r.backoff(d.steps()))
 	}
 	// While Kyverno still holds a request for this VirtualIngress, it is working on it (and retries failures itself).
 	// A repair may come before the report (a lagging resolution): it is what clears the divergence.
@@ -236,8 +246,11 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, 
 			return report, false, r.opts.Grace
 		}
 		d.lastRepair = now
+		if d.repairs == 0 && after < r.opts.RepairAfter {
+			d.early = true
+		}
 		d.repairs++
-		return report, true, r.backoff(d.repairs)
+		return report, true, r.backoff(d.steps())
 	}
 	if !report {
 		wait = grace - lasted
@@ -250,6 +263,14 @@ func (r *Reconciler) plan(uid types.UID, v verdict, pending, queued, full bool, 
 		return true, false, next.Sub(now)
 	}
 	return true, false, r.opts.RepairAfter
+}
+
+// steps is how many repairs the back-off counts.
+func (d *divergence) steps() int {
+	if d.early {
+		return d.repairs - 1
+	}
+	return d.repairs
 }
 
 // backoff is the wait after the given number of repairs: RepairAfter doubled per repair, capped.

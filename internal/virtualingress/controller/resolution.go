@@ -21,9 +21,9 @@ const (
 // policies' rules (a unique match, or the oldest one under "oldest"; Services being deleted do not count). Kyverno may
 // drop the Service event that should have re-resolved a VirtualIngress, and a write resolved from Kyverno's informer
 // of Services may miss one created just before; this finds both. It describes the first backend that differs, "" when
-// none does; found says the Services now hold one its status does not name (one appeared or started matching), rather
-// than fewer.
-func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatches string) (lag string, found bool) {
+// none does; found names a Service the Services now hold that its status does not name (one appeared or started
+// matching), "" when the backend lags toward fewer.
+func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatches string) (lag, found string) {
 	for _, b := range backends {
 		if len(b.MatchLabels) == 0 {
 			// Not in the spec at its field (a status from before the spec changed): the next write re-resolves it.
@@ -32,7 +32,10 @@ func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatc
 		r := expectedResolution(b, services, onMultipleMatches)
 		want, state := r.service, string(r.state)
 		if r.state != b.State || (r.state == v1alpha1.BackendResolved && (want != b.Service || r.port != b.Port)) {
-			found := r.state == v1alpha1.BackendResolved
+			found := ""
+			if r.state == v1alpha1.BackendResolved {
+				found = want
+			}
 			got := string(b.State)
 			if b.Service != "" {
 				got += " (" + b.Service + ")"
@@ -47,11 +50,21 @@ func resolutionLag(backends []backend, services []corev1.Service, onMultipleMatc
 			return fmt.Sprintf("%s is %s, the Services make it %s", b.Field, got, state), found
 		}
 		if !slices.Equal(r.candidates, b.Candidates) {
-			found := slices.ContainsFunc(r.candidates, func(name string) bool { return !slices.Contains(b.Candidates, name) })
+			found := ""
+			if i := slices.IndexFunc(r.candidates, func(name string) bool { return !slices.Contains(b.Candidates, name) }); i >= 0 {
+				found = r.candidates[i]
+			}
 			return fmt.Sprintf("%s lists candidates %v, the Services make them %v", b.Field, b.Candidates, r.candidates), found
 		}
 	}
-	return "", false
+	return "", ""
+}
+
+// namedByTheServer says the Service name of services was created with metadata.generateName: admission saw it without
+// a name, so Kyverno never follows its creation (see verdict.now).
+func namedByTheServer(services []corev1.Service, name string) bool {
+	i := slices.IndexFunc(services, func(s corev1.Service) bool { return s.Name == name })
+	return i >= 0 && services[i].GenerateName != ""
 }
 
 // backendNoPort is a VirtualHTTPRoute's backendRef whose Service has no port of the name it asks for (a VirtualIngress

@@ -54,9 +54,22 @@ func TestResolutionLag(t *testing.T) {
 			c.backend.Field = "spec.defaultBackend"
 			c.backend.MatchLabels = sel
 			lag, found := resolutionLag([]backend{c.backend}, c.services, c.mode)
-			if (lag != "") != c.lagging || found != c.found {
-				t.Fatalf("lag %q found=%v, want lagging=%v found=%v", lag, found, c.lagging, c.found)
+			if (lag != "") != c.lagging || (found != "") != c.found {
+				t.Fatalf("lag %q found %q, want lagging=%v found=%v", lag, found, c.lagging, c.found)
 			}
 		})
+	}
+}
+
+// Only a Service created with generateName is named by the server.
+func TestNamedByTheServer(t *testing.T) {
+	services := []corev1.Service{
+		{ObjectMeta: metav1.ObjectMeta{Name: "tenant-x7k2p", GenerateName: "tenant-"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "a9f3"}},
+	}
+	for name, want := range map[string]bool{"tenant-x7k2p": true, "a9f3": false, "gone": false} {
+		if got := namedByTheServer(services, name); got != want {
+			t.Errorf("namedByTheServer(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

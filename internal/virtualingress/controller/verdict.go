@@ -48,9 +48,9 @@ type inputs struct {
 	// failure is the message of Kyverno's last failed attempt to generate it ("" when none).
 	failure string
 	// lag describes a backend whose status no longer matches the Services ("" when none); lagFound says the Services
-	// now give it a Service its status lacks.
-	lag      string
-	lagFound bool
+	// now give it a Service its status lacks, and lagUnfollowed that Kyverno will never follow that Service's event.
+	lag                     string
+	lagFound, lagUnfollowed bool
 }
 
 // verdict is the Ready condition plus what the reconciler does about it.
@@ -68,6 +68,10 @@ type verdict struct {
 	// went away leaves the Ingress as it was, and whole namespaces of them go at once when a namespace is deleted:
 	// repairing each of its sources within a second would only queue writes in front of real work.
 	urgent bool
+	// now: a repair is due at once. The Service that appeared had no name when it was admitted (generateName), and
+	// Kyverno's background controller fetches a CREATE's trigger by the name or UID admission saw
+	// (pkg/background/common/resource.go, GetTrigger): its event is dropped, so waiting for Kyverno gains nothing.
+	now bool
 	// first: the source waits for its first generated object, which Kyverno resolved but has not generated. Its
 	// repair comes with its report, after Options.Grace, rather than after RepairAfter: the write is made then anyway,
 	// and the grace covers the time before Kyverno's generate request is seen (more than a second, now and then, under
@@ -85,7 +89,7 @@ func decide(in inputs) verdict {
 	resolved := in.vi.condition(ConditionResolved)
 	if in.lag != "" {
 		return verdict{status: metav1.ConditionFalse, reason: ReasonResolutionOutOfDate, transient: true, repairable: true,
-			urgent: in.lagFound, message: "status is behind the Services, re-resolving: " + in.lag}
+			urgent: in.lagFound, now: in.lagUnfollowed, message: "status is behind the Services, re-resolving: " + in.lag}
 	}
 	if in.vi.generatedName == "" || in.vi.want == nil {
 		v := verdict{status: metav1.ConditionFalse, reason: ReasonUnresolved, message: "no " + noun + " yet"}
