@@ -6,10 +6,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/watch"
-
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
@@ -29,38 +25,24 @@ func (b *bench) gitopsLatency(ctx context.Context, n int) (samples []time.Durati
 	if err != nil {
 		return nil, 0, err
 	}
-	w, err := b.dyn.Resource(virtualingress.GVR).Namespace(ns).Watch(ctx, metav1.ListOptions{})
+	w, err := b.watchVirtualIngresses(ctx, ns)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer w.Stop()
+	defer w.stop()
 	starts, err := applyPairs(n,
 		func(i int) error { return b.applyService(ctx, ns, fmt.Sprintf("svc-pair-%d", i), labelsFor(i)) },
 		func(i int) error { return b.applyVirtualIngress(ctx, ns, fmt.Sprintf("pair-%d", i), labelsFor(i)) })
 	if err != nil {
 		return nil, 0, err
 	}
-	ready := map[string]time.Time{}
-	deadline := time.After(b.timeout)
-	for len(ready) < n {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil, 0, fmt.Errorf("watch of VirtualIngresses closed with %d of %d Ready", len(ready), n)
-			}
-			vi, isObj := ev.Object.(*unstructured.Unstructured)
-			if !isObj || ev.Type == watch.Deleted {
-				continue
-			}
-			if _, seen := ready[vi.GetName()]; seen {
-				continue
-			}
-			if s, _, _ := virtualingress.Condition(vi, "Ready"); s == "True" {
-				ready[vi.GetName()] = time.Now()
-			}
-		case <-deadline:
-			return nil, 0, fmt.Errorf("%d of %d VirtualIngresses Ready within %s", len(ready), n, b.timeout)
-		}
+	names := make([]string, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("pair-%d", i)
+	}
+	ready, err := w.waitAll(names, "Ready", isReady, b.timeout)
+	if err != nil {
+		return nil, 0, err
 	}
 	samples, late = sinceStarts(starts, func(i int) time.Time { return ready[fmt.Sprintf("pair-%d", i)] })
 	return samples, late, nil

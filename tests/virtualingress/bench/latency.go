@@ -143,10 +143,15 @@ func (b *bench) namespace(ctx context.Context, base string) (string, error) {
 }
 
 func (b *bench) createService(ctx context.Context, ns, name string, labels map[string]string) (*corev1.Service, error) {
-	return b.kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+	return b.kube.CoreV1().Services(ns).Create(ctx, newService(ns, name, labels), metav1.CreateOptions{})
+}
+
+// newService is the Service the measurements create: labels to be selected by, one http port 80.
+func newService(ns, name string, labels map[string]string) *corev1.Service {
+	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
-	}, metav1.CreateOptions{})
+	}
 }
 
 // latencyRow runs one latency measurement, announced as what, and summarises it against target. A measurement that

@@ -5,8 +5,8 @@
 // restart Kyverno's controllers (fresh memory peaks and caches), then the next engine. It prints one table with a
 // column per engine and writes the figures as JSON ({"machine", "engineOrder", "engines": {<engine>: ...}}).
 //
-//	go run ./tests/virtualingress/bench [--engines clusterPolicy,generatingPolicy] [--creates 200] [--recreates 100] [--scale 1000]
-//	    [--burst 1000] [--restart 1000] [--out _output/bench/virtualingress.json] [--dir .devcluster/bench]
+//	go run ./tests/virtualingress/bench [--engines clusterPolicy,generatingPolicy] [--creates 200] [--recreates 100] [--gitops 100]
+//	    [--gitops-cases 20] [--scale 1000] [--burst 1000] [--restart 1000] [--out _output/bench/virtualingress.json] [--dir .devcluster/bench]
 package main
 
 import (
@@ -40,6 +40,9 @@ const releaseNamespace = "virtual-ingress"
 type options struct {
 	creates, recreates, gitops, scale, burst int
 	restartRecreates                         int
+	// gitopsCases is how many Services are created with generateName, and how many relabelled, one at a time, each
+	// for a VirtualIngress waiting for it.
+	gitopsCases int
 	// restart is the number of VirtualIngresses (over twice as many Services) present while Kyverno's background
 	// controller restarts and the chart is upgraded.
 	restart               int
@@ -81,6 +84,7 @@ func main() {
 	flag.IntVar(&o.creates, "creates", 200, "VirtualIngresses created one after the other for the create latency")
 	flag.IntVar(&o.recreates, "recreates", 100, "Service recreations for the recreate latency")
 	flag.IntVar(&o.gitops, "gitops", 100, "Service and VirtualIngress pairs applied at once for the GitOps latency, measured on the floor's bare rule too (the GitOps floor); 0 skips both")
+	flag.IntVar(&o.gitopsCases, "gitops-cases", 20, "Services created with generateName, and existing Services relabelled to match, one at a time, each for a VirtualIngress waiting unresolved, to Ready; 0 skips both")
 	flag.IntVar(&o.scale, "scale", 1000, "VirtualIngresses (and Services) in one namespace for the scale run; 0 skips it")
 	flag.IntVar(&o.restart, "restart", 1000, "VirtualIngresses (over twice as many Services) present during a background controller restart and a helm upgrade; 0 skips it")
 	flag.IntVar(&o.restartRecreates, "restart-recreates", 50, "Services recreated at once with no event before, right after the background controller restart, and after the helm upgrade (at most a third of --restart)")
@@ -286,6 +290,10 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 				r.GitOpsLate = late
 				return samples, err
 			})
+	}
+	if o.gitopsCases > 0 {
+		r.GenerateName = b.matchRow(ctx, o.gitopsCases, b.generateNameCase())
+		r.Relabel = b.matchRow(ctx, o.gitopsCases, b.relabelCase())
 	}
 	if o.routes {
 		r.RouteCreate = latencyRow(engine, fmt.Sprintf("route create latency: %d VirtualHTTPRoutes, one at a time", o.creates),

@@ -39,6 +39,10 @@ type engineResults struct {
 	// GitOpsFloorRatio is GitOps's p95 over the GitOps floor's (the same run's burst on Kyverno's bare rule); no
 	// target: it says how much of the p95 is Kyverno's own.
 	GitOpsFloorRatio float64 `json:"gitopsP95RatioToFloor,omitempty"`
+	// GenerateName and Relabel are a Service starting to match a VirtualIngress that waits for it, one at a time
+	// (with --gitops-cases): created with generateName, or an existing one relabelled, to Ready on it.
+	GenerateName *latency `json:"generateNameToReady,omitempty"`
+	Relabel      *latency `json:"relabelToReady,omitempty"`
 	// RouteCreate and RouteRecreate are the same for VirtualHTTPRoutes and their HTTPRoutes (with --routes).
 	RouteCreate   *latency `json:"createToHTTPRoute,omitempty"`
 	RouteRecreate *latency `json:"serviceRecreateToHTTPRouteUpdated,omitempty"`
@@ -274,6 +278,8 @@ func (r results) print(out io.Writer, burst int) {
 			return fmt.Sprintf("%.1f", e.GitOpsFloorRatio)
 		}})
 	}
+	rows = append(rows, latencyRows("Service created with generateName, one at a time -> Ready", func(e *engineResults) *latency { return e.GenerateName }, matchTarget)...)
+	rows = append(rows, latencyRows("existing Service relabelled to match, one at a time -> Ready", func(e *engineResults) *latency { return e.Relabel }, matchTarget)...)
 	rows = append(rows, latencyRows("create -> HTTPRoute", func(e *engineResults) *latency { return e.RouteCreate }, createTarget)...)
 	rows = append(rows, latencyRows("Service recreate -> HTTPRoute updated", func(e *engineResults) *latency { return e.RouteRecreate }, recreateTarget)...)
 	for _, e := range r.Engines {
@@ -359,6 +365,12 @@ func (e *engineResults) errors() []string {
 	}
 	if e.GitOps != nil && e.GitOps.Error != "" {
 		errs = append(errs, "GitOps apply: "+e.GitOps.Error)
+	}
+	if e.GenerateName != nil && e.GenerateName.Error != "" {
+		errs = append(errs, "generateName: "+e.GenerateName.Error)
+	}
+	if e.Relabel != nil && e.Relabel.Error != "" {
+		errs = append(errs, "relabel: "+e.Relabel.Error)
 	}
 	if e.Restarts != nil && e.Restarts.Error != "" {
 		errs = append(errs, "restart: "+e.Restarts.Error)
