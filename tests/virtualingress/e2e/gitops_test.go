@@ -44,7 +44,8 @@ type gitopsCase struct {
 	apply   func(t *testing.T, k gitopsKind, ns, pair string) (service string)
 	// withController: the case is followed only by the status controller. Kyverno's background controller fetches
 	// a CREATE's trigger by the name or UID admission saw (pkg/background/common/resource.go, GetTrigger), and a
-	// Service created with generateName has neither at admission: its event is dropped by either engine.
+	// Service created with generateName has neither at mutating admission: the generatingPolicy engine drops its event
+	// every time, the clusterPolicy engine now and then.
 	withController bool
 }
 
