@@ -96,6 +96,16 @@ var (
 	}
 )
 
+// moduleDir is the nested module s is built from.
+func (s binarySpec) moduleDir(repoRoot string) string {
+	return filepath.Join(repoRoot, "tools", "devcluster", "binaries", s.module)
+}
+
+// version is the version of s's versionModule its module pins: what it is built at, and names its cached file.
+func (s binarySpec) version(repoRoot string) (string, error) {
+	return repo.RequiredVersion(filepath.Join(s.moduleDir(repoRoot), "go.mod"), s.versionModule)
+}
+
 // kyvernoModule and kyvernoPreviousModule are the directories under tools/devcluster/binaries of the pinned Kyverno
 // release and of the one before it, which KyvernoPrevious installs for UpgradeKyverno to upgrade.
 const (
@@ -157,8 +167,7 @@ func binaries(ctx context.Context, repoRoot, binDir string, progress io.Writer, 
 
 	paths := map[string]string{}
 	for _, s := range specs {
-		modDir := filepath.Join(repoRoot, "tools", "devcluster", "binaries", s.module)
-		version, err := repo.RequiredVersion(filepath.Join(modDir, "go.mod"), s.versionModule)
+		version, err := s.version(repoRoot)
 		if err != nil {
 			return nil, err
 		}
@@ -167,7 +176,7 @@ func binaries(ctx context.Context, repoRoot, binDir string, progress io.Writer, 
 		if _, err := os.Stat(out); err == nil {
 			continue
 		}
-		if err := build(ctx, modDir, s, version, out, progress); err != nil {
+		if err := build(ctx, s.moduleDir(repoRoot), s, version, out, progress); err != nil {
 			return nil, err
 		}
 	}
@@ -178,7 +187,7 @@ func binaries(ctx context.Context, repoRoot, binDir string, progress io.Writer, 
 func cachedBinaries(repoRoot, binDir string, specs []binarySpec) (map[string]string, bool) {
 	paths := map[string]string{}
 	for _, s := range specs {
-		version, err := repo.RequiredVersion(filepath.Join(repoRoot, "tools", "devcluster", "binaries", s.module, "go.mod"), s.versionModule)
+		version, err := s.version(repoRoot)
 		if err != nil {
 			return nil, false
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -32,7 +31,7 @@ func TestRequiredVersionReadsTheCommittedModules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range append(binarySpecs(Options{WithKyverno: true, WithNode: true, WithMultus: true}), binTraefik) {
-		v, err := repo.RequiredVersion(filepath.Join(root, "tools", "devcluster", "binaries", s.module, "go.mod"), s.versionModule)
+		v, err := s.version(root)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
-
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
 // KyvernoNamespace is where Kyverno's ServiceAccounts, ConfigMaps, leases and TLS secrets live.
@@ -124,13 +122,13 @@ func (c *Cluster) startKyverno(ctx context.Context) error {
 // kyvernoModuleDir is Kyverno's source in the module cache, at the version the binaries are built from:
 // CRDs and chart then always match the controllers.
 func kyvernoModuleDir(ctx context.Context, repoRoot, module string) (string, error) {
-	modDir := filepath.Join(repoRoot, "tools", "devcluster", "binaries", module)
-	version, err := repo.RequiredVersion(filepath.Join(modDir, "go.mod"), binKyverno.versionModule)
+	spec := binKyverno.inModule(module)
+	version, err := spec.version(repoRoot)
 	if err != nil {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", binKyverno.versionModule+"@"+version)
-	cmd.Dir = modDir
+	cmd.Dir = spec.moduleDir(repoRoot)
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	out, err := cmd.Output()
 	if err != nil {

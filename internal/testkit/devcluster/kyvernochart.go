@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/repo"
 )
 
 // kyvernoImage is one image Kyverno's chart runs, made from one of the Kyverno programs the cluster builds.
@@ -99,7 +98,7 @@ func kyvernoImageLayouts(ctx context.Context, repoRoot, binDir string, bins map[
 		if _, err := os.Stat(filepath.Join(out, "index.json")); err == nil {
 			continue
 		}
-		version, err := repo.RequiredVersion(filepath.Join(repoRoot, "tools", "devcluster", "binaries", spec.module, "go.mod"), spec.versionModule)
+		version, err := spec.version(repoRoot)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +153,7 @@ func (c *Cluster) UpgradeKyverno(ctx context.Context) (string, error) {
 
 // kyvernoVersion is the Kyverno release module builds, which is its chart's appVersion and its images' tag.
 func kyvernoVersion(repoRoot, module string) (string, error) {
-	return repo.RequiredVersion(filepath.Join(repoRoot, "tools", "devcluster", "binaries", module, "go.mod"), binKyverno.versionModule)
+	return binKyverno.inModule(module).version(repoRoot)
 }
 
 // kyvernoRelease brings Kyverno's CRDs and images of module's release onto the cluster and the node, then has run
