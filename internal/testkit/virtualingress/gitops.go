@@ -15,13 +15,15 @@ const GitOpsManager = "gitops"
 // ServiceGVR is the resource of core Services, for the dynamic client.
 var ServiceGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 
-// TenantService is a Service as the Kubevirt CCM mirrors one: labels to be selected by, one http port 80.
+// TenantService is a Service as the Kubevirt CCM mirrors one: labels to be selected by, one http port 80. An empty
+// name is left out, for the caller to set generateName.
 func TenantService(namespace, name string, labels map[string]string) *unstructured.Unstructured {
 	svc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": name, "namespace": namespace},
-		"spec":     map[string]any{"ports": []any{map[string]any{"name": "http", "port": int64(80)}}},
+		"spec": map[string]any{"ports": []any{map[string]any{"name": "http", "port": int64(80)}}},
 	}}
+	svc.SetNamespace(namespace)
+	svc.SetName(name)
 	svc.SetLabels(labels)
 	return svc
 }

@@ -103,21 +103,22 @@ func pairService(pair string) string { return "svc-" + pair }
 
 // applyService applies a CCM-style Service server-side, as a GitOps tool does.
 func applyService(t *testing.T, ns, pair string, labels map[string]string) string {
-	svc := virtualingress.TenantService(ns, pairService(pair), labels)
-	svc.Object["spec"].(map[string]any)["type"] = "LoadBalancer"
+	svc := loadBalancer(virtualingress.TenantService(ns, pairService(pair), labels))
 	if err := virtualingress.Apply(context.Background(), env.dyn, virtualingress.ServiceGVR, svc); err != nil {
 		t.Errorf("applying Service %s/%s: %v", ns, pairService(pair), err)
 	}
 	return pairService(pair)
 }
 
+// loadBalancer makes svc a LoadBalancer Service, as the Kubevirt CCM mirrors them.
+func loadBalancer(svc *unstructured.Unstructured) *unstructured.Unstructured {
+	svc.Object["spec"].(map[string]any)["type"] = "LoadBalancer"
+	return svc
+}
+
 func createGeneratedNameService(t *testing.T, ns string, labels map[string]string) string {
-	svc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"generateName": "tenant-", "namespace": ns},
-		"spec":     map[string]any{"type": "LoadBalancer", "ports": []any{map[string]any{"name": "http", "port": int64(80)}}},
-	}}
-	svc.SetLabels(labels)
+	svc := loadBalancer(virtualingress.TenantService(ns, "", labels))
+	svc.SetGenerateName("tenant-")
 	out, err := env.dyn.Resource(virtualingress.ServiceGVR).Namespace(ns).Create(context.Background(), svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Errorf("creating a Service with generateName in %s: %v", ns, err)

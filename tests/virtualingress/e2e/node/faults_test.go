@@ -121,16 +121,25 @@ func waitReplaced(t *testing.T, namespace, selector, old string, want int) time.
 	return time.Now()
 }
 
-// testPodDeletedMidway: the controller Pod is deleted after half of a burst of VirtualIngresses was created; the
-// ReplicaSet's new Pod sets every one of them Ready.
-func testPodDeletedMidway(t *testing.T) {
-	ns := newNodeNamespace(t)
+// burstAroundDeletion creates faultBurst VirtualIngresses selecting one Service in a new namespace, and deletes the
+// first Pod of selector in podNamespace (waiting until it is gone) once half of them exist. It returns the namespace,
+// the deleted Pod's name and when the deletion began.
+func burstAroundDeletion(t *testing.T, podNamespace, selector string) (ns, old string, begin time.Time) {
+	t.Helper()
+	ns = newNodeNamespace(t)
 	labels := map[string]string{"tenant-service": "many"}
 	createLabelledService(t, ns, labels)
 	createVirtualIngresses(t, ns, labels, 0, faultBurst/2)
-	begin := time.Now()
-	deletePod(t, chart, controllerPods)
+	begin = time.Now()
+	old = deletePod(t, podNamespace, selector)
 	createVirtualIngresses(t, ns, labels, faultBurst/2, faultBurst)
+	return ns, old, begin
+}
+
+// testPodDeletedMidway: the controller Pod is deleted after half of a burst of VirtualIngresses was created; the
+// ReplicaSet's new Pod sets every one of them Ready.
+func testPodDeletedMidway(t *testing.T) {
+	ns, _, begin := burstAroundDeletion(t, chart, controllerPods)
 	waitAllReady(t, node.Dyn.Resource(virtualingress.GVR).Namespace(ns), faultBurst, 5*time.Minute)
 	t.Logf("all %d Ready %s after the controller Pod was deleted", faultBurst, time.Since(begin).Round(100*time.Millisecond))
 }
@@ -139,13 +148,7 @@ func testPodDeletedMidway(t *testing.T) {
 // half of a burst was created and the rest is created while it is gone: nothing is lost, every VirtualIngress is
 // Ready, and the time its replacement took to follow is logged.
 func testBackgroundPodDeleted(t *testing.T) {
-	ns := newNodeNamespace(t)
-	labels := map[string]string{"tenant-service": "many"}
-	createLabelledService(t, ns, labels)
-	createVirtualIngresses(t, ns, labels, 0, faultBurst/2)
-	begin := time.Now()
-	old := deletePod(t, devcluster.KyvernoNamespace, kyvernoBackgroundPods)
-	createVirtualIngresses(t, ns, labels, faultBurst/2, faultBurst)
+	ns, old, begin := burstAroundDeletion(t, devcluster.KyvernoNamespace, kyvernoBackgroundPods)
 	back := waitReplaced(t, devcluster.KyvernoNamespace, kyvernoBackgroundPods, old, int(kyvernoDeployments["kyverno-background-controller"]))
 	waitAllReady(t, node.Dyn.Resource(virtualingress.GVR).Namespace(ns), faultBurst, 5*time.Minute)
 	t.Logf("background controller Pod deleted: its replacement Ready %s after the deletion; all %d VirtualIngresses Ready %s after that",
