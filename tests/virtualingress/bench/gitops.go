@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/virtualingress"
 )
 
@@ -16,36 +18,67 @@ const (
 	gitopsUnresolvedAfter = 5 * time.Second
 )
 
+// gitopsSplit is a GitOps burst's pairs timed from their first apply to three steps: the VirtualIngress resolved to
+// its Service (the resolve policy's work, at admission or after a Service event), its Ingress routing to that Service
+// (Kyverno's generation: what the GitOps floor is timed to), and Ready (the status controller's word). Each step's
+// Late counts the pairs past gitopsUnresolvedAfter.
+type gitopsSplit struct {
+	Resolved, Ingress, Ready        []time.Duration
+	ResolvedLate, IngressLate, Late int
+}
+
 // gitopsLatency applies n pairs at once, as a GitOps sync does (server-side apply, each pair its own selector): a
 // Service and the VirtualIngress that selects it, in turn Service first, VirtualIngress first, and the Service 50 ms
-// before. Each is timed from its first apply to its VirtualIngress's Ready=True on a watch; late counts those not
-// Ready within gitopsUnresolvedAfter.
-func (b *bench) gitopsLatency(ctx context.Context, n int) (samples []time.Duration, late int, err error) {
+// before. Each is timed from its first apply to each step of gitopsSplit, on watches of the VirtualIngresses and the
+// Ingresses.
+func (b *bench) gitopsLatency(ctx context.Context, n int) (gitopsSplit, error) {
+	var out gitopsSplit
 	ns, err := b.namespace(ctx, "bench-gitops")
 	if err != nil {
-		return nil, 0, err
+		return out, err
 	}
 	w, err := b.watchVirtualIngresses(ctx, ns)
 	if err != nil {
-		return nil, 0, err
+		return out, err
 	}
 	defer w.stop()
-	starts, err := applyPairs(n,
-		func(i int) error { return b.applyService(ctx, ns, fmt.Sprintf("svc-pair-%d", i), labelsFor(i)) },
-		func(i int) error { return b.applyVirtualIngress(ctx, ns, fmt.Sprintf("pair-%d", i), labelsFor(i)) })
+	iw, err := b.watchIngresses(ctx, ns)
 	if err != nil {
-		return nil, 0, err
+		return out, err
+	}
+	defer iw.stop()
+	pair := func(i int) string { return fmt.Sprintf("pair-%d", i) }
+	service := func(i int) string { return fmt.Sprintf("svc-pair-%d", i) }
+	starts, err := applyPairs(n,
+		func(i int) error { return b.applyService(ctx, ns, service(i), labelsFor(i)) },
+		func(i int) error { return b.applyVirtualIngress(ctx, ns, pair(i), labelsFor(i)) })
+	if err != nil {
+		return out, err
 	}
 	names := make([]string, n)
+	wantIngress := map[string]string{}
 	for i := range n {
-		names[i] = fmt.Sprintf("pair-%d", i)
+		names[i] = pair(i)
+		wantIngress[virtualingress.GeneratedName(pair(i))] = service(i)
 	}
-	ready, err := w.waitAll(names, "Ready", isReady, b.timeout)
+	// The Ingress watch is drained meanwhile, so that its events are timed when they arrive.
+	ingresses := make(chan map[string]time.Time, 1)
+	go func() { ingresses <- iw.followAll(wantIngress, b.timeout) }()
+	seen, err := w.waitAllOf(names, map[string]func(*unstructured.Unstructured) bool{
+		"Resolved": isResolved,
+		"Ready":    isReady,
+	}, b.timeout)
 	if err != nil {
-		return nil, 0, err
+		return out, err
 	}
-	samples, late = sinceStarts(starts, func(i int) time.Time { return ready[fmt.Sprintf("pair-%d", i)] })
-	return samples, late, nil
+	generated := <-ingresses
+	if len(generated) < n {
+		return out, fmt.Errorf("%d of %d Ingresses routing to their Service within %s", len(generated), n, b.timeout)
+	}
+	out.Resolved, out.ResolvedLate = sinceStarts(starts, func(i int) time.Time { return seen["Resolved"][pair(i)] })
+	out.Ingress, out.IngressLate = sinceStarts(starts, func(i int) time.Time { return generated[virtualingress.GeneratedName(pair(i))] })
+	out.Ready, out.Late = sinceStarts(starts, func(i int) time.Time { return seen["Ready"][pair(i)] })
+	return out, nil
 }
 
 // applyPairs applies n pairs at once, one goroutine each as a GitOps sync's parallel applies: in turn service(i)

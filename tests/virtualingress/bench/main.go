@@ -184,6 +184,7 @@ func run(o options) error {
 			r.Scale.SizedFloorRatio, r.Scale.SizedFloorRatioUpperBound = res.SizedFloor.ratio(r.Scale.ConvergeSeconds)
 		}
 		r.GitOpsFloorRatio = res.GitOpsFloor.p95Ratio(r.GitOps)
+		r.GitOpsIngressFloorRatio = res.GitOpsFloor.p95Ratio(r.GitOpsIngress)
 		if err != nil {
 			// Without a clean cluster the next engine's figures would mean nothing.
 			r.Error = err.Error()
@@ -284,12 +285,17 @@ func (b *bench) runEngine(ctx context.Context, release *helmrelease.Release, eng
 	r.Recreate = latencyRow(engine, fmt.Sprintf("recreate latency: %d Service recreations", o.recreates),
 		recreateTarget, func() ([]time.Duration, error) { return b.recreateLatency(ctx, o.recreates, b.virtualIngresses()) })
 	if o.gitops > 0 {
+		var split gitopsSplit
 		r.GitOps = latencyRow(engine, fmt.Sprintf("GitOps apply: %d Services and their VirtualIngresses at once, to Ready", o.gitops),
 			gitopsTarget, func() ([]time.Duration, error) {
-				samples, late, err := b.gitopsLatency(ctx, o.gitops)
-				r.GitOpsLate = late
-				return samples, err
+				var err error
+				split, err = b.gitopsLatency(ctx, o.gitops)
+				return split.Ready, err
 			})
+		r.GitOpsLate, r.GitOpsUnresolvedLate, r.GitOpsIngressLate = split.Late, split.ResolvedLate, split.IngressLate
+		if r.GitOps.Error == "" {
+			r.GitOpsResolved, r.GitOpsIngress = summarise(split.Resolved, gitopsTarget), summarise(split.Ingress, gitopsTarget)
+		}
 	}
 	if o.gitopsCases > 0 {
 		r.GenerateName = b.matchRow(ctx, o.gitopsCases, b.generateNameCase())

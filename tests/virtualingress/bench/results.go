@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,9 +37,16 @@ type engineResults struct {
 	// GitOps is a Service and its VirtualIngress applied together to Ready; GitOpsLate counts those past 5 s.
 	GitOps     *latency `json:"gitopsApplyToReady,omitempty"`
 	GitOpsLate int      `json:"gitopsReadyLaterThan5s"`
-	// GitOpsFloorRatio is GitOps's p95 over the GitOps floor's (the same run's burst on Kyverno's bare rule); no
-	// target: it says how much of the p95 is Kyverno's own.
-	GitOpsFloorRatio float64 `json:"gitopsP95RatioToFloor,omitempty"`
+	// GitOpsResolved and GitOpsIngress time the same pairs to Resolved=True and to their Ingress routing to the
+	// Service (what the GitOps floor is timed to); GitOpsUnresolvedLate and GitOpsIngressLate count those past 5 s.
+	GitOpsResolved       *latency `json:"gitopsApplyToResolved,omitempty"`
+	GitOpsUnresolvedLate int      `json:"gitopsUnresolvedLaterThan5s"`
+	GitOpsIngress        *latency `json:"gitopsApplyToIngress,omitempty"`
+	GitOpsIngressLate    int      `json:"gitopsIngressLaterThan5s"`
+	// GitOpsFloorRatio is GitOps's p95 over the GitOps floor's (the same run's burst on Kyverno's bare rule), and
+	// GitOpsIngressFloorRatio GitOpsIngress's; no target: they say how much of the p95 is Kyverno's own.
+	GitOpsFloorRatio        float64 `json:"gitopsP95RatioToFloor,omitempty"`
+	GitOpsIngressFloorRatio float64 `json:"gitopsIngressP95RatioToFloor,omitempty"`
 	// GenerateName and Relabel are a Service starting to match a VirtualIngress that waits for it, one at a time
 	// (with --gitops-cases): created with generateName, or an existing one relabelled, to Ready on it.
 	GenerateName *latency `json:"generateNameToReady,omitempty"`
@@ -262,21 +270,36 @@ func (r results) print(out io.Writer, burst int) {
 	rows := []row{{"policies ready after helm install", seconds("%.1f s", func(e *engineResults) float64 { return e.PoliciesReadySeconds })}}
 	rows = append(rows, latencyRows("create -> Ingress", func(e *engineResults) *latency { return e.Create }, createTarget)...)
 	rows = append(rows, latencyRows("Service recreate -> Ingress updated", func(e *engineResults) *latency { return e.Recreate }, recreateTarget)...)
+	rows = append(rows, latencyRows("GitOps apply (Service + VirtualIngress) -> Resolved", func(e *engineResults) *latency { return e.GitOpsResolved }, gitopsTarget)...)
+	rows = append(rows, latencyRows("GitOps apply (Service + VirtualIngress) -> Ingress", func(e *engineResults) *latency { return e.GitOpsIngress }, gitopsTarget)...)
 	rows = append(rows, latencyRows("GitOps apply (Service + VirtualIngress) -> Ready", func(e *engineResults) *latency { return e.GitOps }, gitopsTarget)...)
-	rows = append(rows, row{"GitOps apply: not Ready within 5 s (target 0)", func(e *engineResults) string {
-		if e.GitOps == nil || e.GitOps.Error != "" {
-			return "-"
-		}
-		return fmt.Sprintf("%d %s", e.GitOpsLate, verdict(e.GitOpsLate == 0))
-	}})
-	if r.GitOpsFloor != nil {
-		// The floor's figures are in the row's name, beside the engines' figures they compare with.
-		rows = append(rows, row{"GitOps apply: p95 / the GitOps floor's p95 (no target; floor: " + r.GitOpsFloor.summary() + ")", func(e *engineResults) string {
-			if e.GitOpsFloorRatio == 0 {
+	gitopsCount := func(get func(*engineResults) int, target bool) func(*engineResults) string {
+		return func(e *engineResults) string {
+			if e.GitOps == nil || e.GitOps.Error != "" {
 				return "-"
 			}
-			return fmt.Sprintf("%.1f", e.GitOpsFloorRatio)
-		}})
+			if !target {
+				return strconv.Itoa(get(e))
+			}
+			return fmt.Sprintf("%d %s", get(e), verdict(get(e) == 0))
+		}
+	}
+	rows = append(rows,
+		row{"GitOps apply: still Unresolved after 5 s (target 0)", gitopsCount(func(e *engineResults) int { return e.GitOpsUnresolvedLate }, true)},
+		row{"GitOps apply: no Ingress within 5 s (no target)", gitopsCount(func(e *engineResults) int { return e.GitOpsIngressLate }, false)},
+		row{"GitOps apply: not Ready within 5 s (no target)", gitopsCount(func(e *engineResults) int { return e.GitOpsLate }, false)})
+	if r.GitOpsFloor != nil {
+		// The floor's figures are in the rows' names, beside the engines' figures they compare with.
+		ratio := func(what string, get func(*engineResults) float64) row {
+			return row{"GitOps apply: " + what + " p95 / the GitOps floor's p95 (no target; floor: " + r.GitOpsFloor.summary() + ")", func(e *engineResults) string {
+				if get(e) == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.1f", get(e))
+			}}
+		}
+		rows = append(rows, ratio("Ingress", func(e *engineResults) float64 { return e.GitOpsIngressFloorRatio }),
+			ratio("Ready", func(e *engineResults) float64 { return e.GitOpsFloorRatio }))
 	}
 	rows = append(rows, latencyRows("Service created with generateName, one at a time -> Ready", func(e *engineResults) *latency { return e.GenerateName }, matchTarget)...)
 	rows = append(rows, latencyRows("existing Service relabelled to match, one at a time -> Ready", func(e *engineResults) *latency { return e.Relabel }, matchTarget)...)

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,23 +33,45 @@ func (b *bench) watchVirtualIngresses(ctx context.Context, ns string) (*virtualI
 // waitAll returns when an event has shown done true of each VirtualIngress of names, and when the first such event
 // of each arrived; on an error, what it saw before. what says in the error what done waits for.
 func (vw *virtualIngressWatch) waitAll(names []string, what string, done func(*unstructured.Unstructured) bool, timeout time.Duration) (map[string]time.Time, error) {
-	seen := map[string]time.Time{}
+	seen, err := vw.waitAllOf(names, map[string]func(*unstructured.Unstructured) bool{what: done}, timeout)
+	return seen[what], err
+}
+
+// waitAllOf is waitAll for several conditions at once, each timed on its own (keyed by what it waits for): it returns
+// when every condition has been seen true of every VirtualIngress of names.
+func (vw *virtualIngressWatch) waitAllOf(names []string, conds map[string]func(*unstructured.Unstructured) bool, timeout time.Duration) (map[string]map[string]time.Time, error) {
+	seen := map[string]map[string]time.Time{}
+	for what := range conds {
+		seen[what] = map[string]time.Time{}
+	}
+	missing := func() string {
+		var out []string
+		for _, what := range slices.Sorted(maps.Keys(conds)) {
+			if len(seen[what]) < len(names) {
+				out = append(out, fmt.Sprintf("%d of %d VirtualIngresses %s", len(seen[what]), len(names), what))
+			}
+		}
+		return strings.Join(out, ", ")
+	}
 	deadline := time.After(timeout)
-	for len(seen) < len(names) {
+	for missing() != "" {
 		select {
 		case ev, ok := <-vw.w.ResultChan():
 			if !ok {
-				return seen, fmt.Errorf("watch of VirtualIngresses closed with %d of %d %s", len(seen), len(names), what)
+				return seen, fmt.Errorf("watch of VirtualIngresses closed with %s", missing())
 			}
 			vi, isObj := ev.Object.(*unstructured.Unstructured)
 			if !isObj || ev.Type == watch.Deleted || !slices.Contains(names, vi.GetName()) {
 				continue
 			}
-			if _, already := seen[vi.GetName()]; !already && done(vi) {
-				seen[vi.GetName()] = time.Now()
+			at := time.Now()
+			for what, done := range conds {
+				if _, already := seen[what][vi.GetName()]; !already && done(vi) {
+					seen[what][vi.GetName()] = at
+				}
 			}
 		case <-deadline:
-			return seen, fmt.Errorf("%d of %d VirtualIngresses %s within %s", len(seen), len(names), what, timeout)
+			return seen, fmt.Errorf("%s within %s", missing(), timeout)
 		}
 	}
 	return seen, nil
@@ -82,6 +106,12 @@ func readyOn(service string) func(*unstructured.Unstructured) bool {
 		}
 		return false
 	}
+}
+
+// isResolved: the resolve policy has resolved every backend to a Service (Resolved=True).
+func isResolved(vi *unstructured.Unstructured) bool {
+	s, _, _ := virtualingress.Condition(vi, "Resolved")
+	return s == "True"
 }
 
 // isUnresolved: the resolve policy has said the VirtualIngress matches no Service (Resolved=False).

@@ -69,3 +69,26 @@ func TestWaitAllTimesTheFirstDoneEventOfEach(t *testing.T) {
 		t.Errorf("waitFor(b) = %v, %v", at, err)
 	}
 }
+
+// waitAllOf times each condition on its own: a VirtualIngress resolved long before it is Ready gets both times, and
+// it waits until every condition is seen of every VirtualIngress.
+func TestWaitAllOfTimesEachCondition(t *testing.T) {
+	fake := watch.NewFakeWithChanSize(10, false)
+	vw := &virtualIngressWatch{w: fake}
+	conds := map[string]func(*unstructured.Unstructured) bool{"Resolved": isResolved, "Ready": isReady}
+	fake.Modify(withStatus("a", "True", "False", "s"))
+	seen, err := vw.waitAllOf([]string{"a"}, conds, 50*time.Millisecond)
+	if err == nil || seen["Resolved"]["a"].IsZero() || !seen["Ready"]["a"].IsZero() {
+		t.Fatalf("waitAllOf with a resolved, not Ready = %v, %v; want Resolved timed and the deadline's error", seen, err)
+	}
+	first := seen["Resolved"]["a"]
+	time.Sleep(10 * time.Millisecond)
+	fake.Modify(withStatus("a", "True", "True", "s"))
+	seen, err = vw.waitAllOf([]string{"a"}, map[string]func(*unstructured.Unstructured) bool{"Ready": isReady}, time.Second)
+	if err != nil || !seen["Ready"]["a"].After(first) {
+		t.Errorf("waitAllOf(Ready) = %v, %v; want Ready after %s", seen, err, first)
+	}
+	if !isResolved(withStatus("vi", "True", "False", "x")) || isResolved(withStatus("vi", "False", "False", "")) {
+		t.Error("isResolved is true only of Resolved=True")
+	}
+}
