@@ -90,11 +90,12 @@ func (o Options) withDefaults() Options {
 // CorefileKey is the Corefile's name among the rendered files; every other file is one it imports or a zone file.
 const CorefileKey = "Corefile"
 
-// Names of each shard's files: its clusters' VLAN-view server blocks, imported at the top of the Corefile, and their
-// default-view answers, imported into the catch-all block.
+// Names of each shard's files: its clusters' VLAN-view server blocks, imported at the top of the Corefile, their
+// default-view answers, imported into the catch-all block, and their names refused to other VLANs' clients.
 const (
 	vlanBlocksPrefix = "vlan"
 	defaultPrefix    = "default"
+	refusedPrefix    = "refused"
 	importSuffix     = ".conf"
 )
 
@@ -119,17 +120,23 @@ func Render(o Options, clusters []routes.Cluster) routes.Files {
 	var files routes.Files
 	for i, shard := range routes.ByShard(routes.Sorted(clusters), o.Shards) {
 		sf := map[string]string{}
-		var blocks, answers strings.Builder
+		var blocks, answers, refused strings.Builder
 		blocks.WriteString(header)
 		answers.WriteString(header)
+		refused.WriteString(header)
 		for _, l := range listeners {
 			writeVLANBlocks(&blocks, sf, o, l, shard)
+		}
+		if vlans := vlanCIDRs(shard); len(vlans) > 0 {
+			writeOtherVLANs(&blocks, o, listeners[0], vlans)
 		}
 		if len(o.ProxyIPs) > 0 {
 			writeDefaultAnswers(&answers, o, shard)
 		}
+		writeRefusals(&refused, shard)
 		sf[routes.ShardName(vlanBlocksPrefix, i)+importSuffix] = blocks.String()
 		sf[routes.ShardName(defaultPrefix, i)+importSuffix] = answers.String()
+		sf[routes.ShardName(refusedPrefix, i)+importSuffix] = refused.String()
 		files.Shards = append(files.Shards, sf)
 	}
 	generation := Generation(files.Shards, o.ReloadRequest)
@@ -139,10 +146,12 @@ func Render(o Options, clusters []routes.Cluster) routes.Files {
 	for i, l := range listeners {
 		if i == 0 {
 			b.WriteString("\n# Default view (the pod network) and everything else\n")
-		} else {
-			fmt.Fprintf(&b, "\n# The default view again for VLAN clients, on port %d of %s\n", l.port, strings.Join(l.bind, " "))
+			writeCatchAll(&b, o, l, generation)
+			continue
 		}
-		writeCatchAll(&b, o, l, i == 0, generation)
+		fmt.Fprintf(&b, "\n# VLAN clients on port %d of %s: a cluster's names are theirs only when its VLAN view (above) takes them\n",
+			l.port, strings.Join(l.bind, " "))
+		writeVLANCatchAll(&b, o, l)
 	}
 	files.Main = map[string]string{CorefileKey: b.String()}
 	return files
@@ -199,25 +208,94 @@ func writeVLANBlocks(b *strings.Builder, files map[string]string, o Options, l l
 	}
 }
 
-// writeCatchAll writes the "." block on l: the Corefile's generation, the default view's answers (every shard's,
-// imported) and everything else; the first listener's also serves the probes. View blocks sharing a zone are tried before it: CoreDNS picks
+// writeCatchAll writes the "." block on the first listener: the Corefile's generation, the default view's answers
+// (every shard's, imported), the probes and everything else. View blocks sharing a zone are tried before it: CoreDNS picks
 // the most specific zone, and "." is the least.
-func writeCatchAll(b *strings.Builder, o Options, l listener, first bool, generation string) {
+func writeCatchAll(b *strings.Builder, o Options, l listener, generation string) {
 	o.Port, o.Bind = l.port, l.bind
 	fmt.Fprintf(b, ".:%d {\n", o.Port)
 	writeBind(b, o)
 	b.WriteString("    errors\n")
 	fmt.Fprintf(b, "    reload %s\n", o.ReloadInterval)
-	if o.HealthAddr != "" && first {
+	if o.HealthAddr != "" {
 		fmt.Fprintf(b, "    health %s\n", o.HealthAddr)
 	}
-	if o.ReadyAddr != "" && first {
+	if o.ReadyAddr != "" {
 		fmt.Fprintf(b, "    ready %s\n", o.ReadyAddr)
 	}
 	fmt.Fprintf(b, "    template IN TXT %s. {\n        answer \"{{ .Name }} 0 IN TXT %s\"\n    }\n", GenerationName, generation)
 	fmt.Fprintf(b, "    import %s\n", path.Join(o.ZoneDir, defaultPrefix+"-*"+importSuffix))
 	writeOthers(b, o, true)
 	b.WriteString("}\n")
+}
+
+// writeOtherVLANs writes, on the first listener, the "." block of the clients in a shard's VLAN CIDRs: a question
+// about a cluster's names reaches it only when that cluster's VLAN view did not take it, so the client is on another
+// cluster's VLAN, and every cluster's names (every shard's refusals) are REFUSED to it rather than answered with the
+// proxy's address (which tells that the cluster exists, and leads to its routes). Other names go on as in the
+// catch-all. Each shard has its block, so that the Corefile stays independent of the clusters: view blocks of one
+// zone are tried in order, and the shards' files are imported before the catch-all, which has no view.
+func writeOtherVLANs(b *strings.Builder, o Options, l listener, vlans []netip.Prefix) {
+	o.Port, o.Bind = l.port, l.bind
+	fmt.Fprintf(b, "\n# Clients of these clusters' VLANs, asking about another cluster\n.:%d {\n", o.Port)
+	writeBind(b, o)
+	fmt.Fprintf(b, "    view vlan-clients {\n        expr %s\n    }\n", anyCIDRExpr(vlans))
+	b.WriteString("    errors\n")
+	fmt.Fprintf(b, "    import %s\n", path.Join(o.ZoneDir, refusedPrefix+"-*"+importSuffix))
+	writeOthers(b, o, false)
+	b.WriteString("}\n")
+}
+
+// writeVLANCatchAll writes the "." block of a listener only VLAN clients reach (o.VLANBind): every cluster's names
+// are REFUSED to a client its VLAN view did not take, whatever its address, and other names go on as in the catch-all.
+func writeVLANCatchAll(b *strings.Builder, o Options, l listener) {
+	o.Port, o.Bind = l.port, l.bind
+	fmt.Fprintf(b, ".:%d {\n", o.Port)
+	writeBind(b, o)
+	b.WriteString("    errors\n")
+	fmt.Fprintf(b, "    import %s\n", path.Join(o.ZoneDir, refusedPrefix+"-*"+importSuffix))
+	writeOthers(b, o, false)
+	b.WriteString("}\n")
+}
+
+// writeRefusals answers REFUSED for the names of clusters that the default view answers: directives of the blocks of
+// clients on another cluster's VLAN, which import them. One regular expression per base domain keeps a shard of
+// thousands of clusters within its ConfigMap.
+func writeRefusals(b *strings.Builder, clusters []routes.Cluster) {
+	apps, api := map[string][]string{}, map[string][]string{}
+	for _, c := range clusters {
+		if len(c.ExternalIPs) > 0 {
+			apps[c.BaseDomain] = append(apps[c.BaseDomain], regexp.QuoteMeta(c.Name))
+		}
+		if c.APIEndpoint != "" {
+			api[c.BaseDomain] = append(api[c.BaseDomain], regexp.QuoteMeta(c.Name))
+		}
+	}
+	domains := slices.Sorted(maps.Keys(apps))
+	domains = slices.Compact(slices.Sorted(slices.Values(append(domains, slices.Collect(maps.Keys(api))...))))
+	for _, domain := range domains {
+		var names []string
+		if len(apps[domain]) > 0 {
+			names = append(names, `([-a-z0-9_]+\.)+apps\.(`+strings.Join(apps[domain], "|")+`)`)
+		}
+		if len(api[domain]) > 0 {
+			names = append(names, `api\.(`+strings.Join(api[domain], "|")+`)`)
+		}
+		fmt.Fprintf(b, "    template ANY ANY %s. {\n        match \"^(%s)\\.%s\\.$\"\n        rcode REFUSED\n        fallthrough\n    }\n",
+			domain, strings.Join(names, "|"), regexp.QuoteMeta(domain))
+	}
+}
+
+// vlanCIDRs is the clusters' VLAN CIDRs, masked, sorted and once each.
+func vlanCIDRs(clusters []routes.Cluster) []netip.Prefix {
+	var out []netip.Prefix
+	for _, c := range clusters {
+		for _, p := range c.VLANCIDRs {
+			out = append(out, p.Masked())
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.Prefix) int { return strings.Compare(a.String(), b.String()) })
+	return slices.Compact(out)
 }
 
 // writeDefaultAnswers writes the default view's answers for clusters: the proxy's addresses for their apps and api
@@ -326,4 +404,14 @@ func cidrExpr(cidrs []netip.Prefix) string {
 		parts[i] = fmt.Sprintf("incidr(client_ip(), '%s')", p.Masked())
 	}
 	return strings.Join(parts, " || ")
+}
+
+// anyCIDRExpr is cidrExpr for many CIDRs, shorter: a shard's clusters may each have their own. Quoted, so that the
+// Corefile's lexer takes the expression's "#" for no comment.
+func anyCIDRExpr(cidrs []netip.Prefix) string {
+	quoted := make([]string, len(cidrs))
+	for i, p := range cidrs {
+		quoted[i] = "'" + p.Masked().String() + "'"
+	}
+	return fmt.Sprintf(`"any([%s], incidr(client_ip(), #))"`, strings.Join(quoted, ", "))
 }

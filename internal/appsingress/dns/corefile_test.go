@@ -3,6 +3,7 @@ package dns
 import (
 	"maps"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,8 +18,8 @@ var opts = Options{Port: 5353, ProxyIPs: []netip.Addr{netip.MustParseAddr("172.3
 func TestRenderGolden(t *testing.T) {
 	files := Render(opts, routestest.Examples()).All()
 	renderfile.Golden(t, "two-clusters", routestest.Dump(files))
-	if len(files) != 4 {
-		t.Fatalf("want the Corefile, one shard's blocks and answers, and prod's VLAN zone (dev has no vlanCIDRs), got %v", slices.Sorted(maps.Keys(files)))
+	if len(files) != 5 {
+		t.Fatalf("want the Corefile, one shard's blocks, answers and refusals, and prod's VLAN zone (dev has no vlanCIDRs), got %v", slices.Sorted(maps.Keys(files)))
 	}
 	renderfile.Golden(t, "empty", routestest.Dump(Render(Options{}, nil).All()))
 }
@@ -111,9 +112,10 @@ func TestClustersAreSplitAcrossShards(t *testing.T) {
 			t.Errorf("shard %d holds %d bytes", i, n)
 		}
 	}
-	for _, imp := range []string{"import /etc/coredns/vlan-*.conf\n", "    import /etc/coredns/default-*.conf\n"} {
-		if strings.Count(files.Main[CorefileKey], imp) != map[bool]int{true: 1, false: 2}[strings.HasPrefix(imp, "import")] {
-			t.Errorf("the Corefile does not import %q once per place:\n%s", imp, files.Main[CorefileKey])
+	// The pod-network listener's catch-all imports the default answers, the VLAN listener's the refusals.
+	for _, imp := range []string{"import /etc/coredns/vlan-*.conf\n", "    import /etc/coredns/default-*.conf\n", "    import /etc/coredns/refused-*.conf\n"} {
+		if strings.Count(files.Main[CorefileKey], imp) != 1 {
+			t.Errorf("the Corefile does not import %q once:\n%s", imp, files.Main[CorefileKey])
 		}
 	}
 }
@@ -253,5 +255,43 @@ func TestVLANListenerRepeatsEveryBlockOnItsAddresses(t *testing.T) {
 	}
 	if strings.Count(out, "bind ") != 3 {
 		t.Errorf("the pod-network listener is limited to addresses:\n%s", out)
+	}
+}
+
+// A client on one cluster's VLAN gets no answer about another cluster: every cluster's apps and api names are REFUSED
+// to the clients of any cluster's VLAN CIDRs on the pod-network listener (its own names are taken by its VLAN views
+// first), and to every client of the VLAN listener. Other names go on to the upstreams.
+func TestOtherClustersNamesAreRefusedToVLANClients(t *testing.T) {
+	o := opts
+	o.VLANPort, o.VLANBind = 53, []string{"10.10.0.53"}
+	out := corefile(o, routestest.Examples())
+	for _, want := range []string{
+		".:5353 {\n    view vlan-clients {\n        expr \"any(['10.10.0.0/16', 'fd00:10::/64'], incidr(client_ip(), #))\"\n    }\n    errors\n    import /etc/coredns/refused-*.conf\n    forward . /etc/resolv.conf\n}",
+		".:53 {\n    bind 10.10.0.53\n    errors\n    import /etc/coredns/refused-*.conf\n    forward . /etc/resolv.conf\n}",
+		"template ANY ANY example.com. {\n        match \"^(([-a-z0-9_]+\\.)+apps\\.(prod)|api\\.(prod))\\.example\\.com\\.$\"\n        rcode REFUSED",
+		"template ANY ANY lab.example.org. {\n        match \"^(([-a-z0-9_]+\\.)+apps\\.(dev))\\.lab\\.example\\.org\\.$\"\n        rcode REFUSED",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing:\n%s\nin:\n%s", want, out)
+		}
+	}
+	// The VLAN listener answers no default view: the proxy's address is for the pod network.
+	if strings.Count(out, "import /etc/coredns/default-*.conf") != 1 {
+		t.Errorf("the default answers are imported on the VLAN listener too:\n%s", out)
+	}
+	// The refusals' expressions match the clusters' names and nothing else.
+	re := regexp.MustCompile(`^(([-a-z0-9_]+\.)+apps\.(prod)|api\.(prod))\.example\.com\.$`)
+	for name, want := range map[string]bool{
+		"console.apps.prod.example.com.": true, "api.prod.example.com.": true, "a.b.apps.prod.example.com.": true,
+		"apps.prod.example.com.": false, "api.prod2.example.com.": false, "x.apps.production.example.com.": false, "www.example.com.": false,
+	} {
+		if re.MatchString(name) != want {
+			t.Errorf("%s refused: %v, want %v", name, !want, want)
+		}
+	}
+	// No VLAN CIDRs anywhere: no block for VLAN clients.
+	withoutVLANs := slices.DeleteFunc(routestest.Examples(), func(c routes.Cluster) bool { return len(c.VLANCIDRs) > 0 })
+	if out := corefile(opts, withoutVLANs); len(withoutVLANs) == 0 || strings.Contains(out, "view vlan-clients") {
+		t.Errorf("a vlan-clients block without VLAN CIDRs (%d clusters):\n%s", len(withoutVLANs), out)
 	}
 }

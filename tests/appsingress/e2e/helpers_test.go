@@ -220,6 +220,20 @@ func waitDNS(t *testing.T, src, name string, want []string) {
 	}
 }
 
+// waitRefused waits until CoreDNS answers REFUSED, with no address, to src asking name.
+func waitRefused(t *testing.T, src, name string) {
+	t.Helper()
+	var got []netip.Addr
+	var rcode dnsmessage.RCode
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		rcode, got = lookup(t, src, name, dnsmessage.TypeA)
+		return rcode == dnsmessage.RCodeRefused && len(got) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("DNS %s from %s: got %v (rcode %v), want REFUSED\n%s", name, src, got, rcode, dnsServer.Files())
+	}
+}
+
 func addrStrings(as []netip.Addr) []string {
 	var out []string
 	for _, a := range as {

@@ -34,14 +34,17 @@ import (
 const (
 	vlanCIDR   = "127.0.1.0/24"
 	vlanClient = "127.0.1.5"
-	podClient  = "127.0.0.1"
-	proxyIP    = "127.0.0.1"
-	poolA      = "apps"
-	poolARange = "127.0.2.10-127.0.2.29"
-	poolB      = "apps-b"
-	poolBRange = "127.0.3.10-127.0.3.29"
-	routerNS   = "openshift-ingress"
-	clustersNS = "clusters"
+	// A second VLAN, for a cluster whose clients must learn nothing of the first VLAN's clusters.
+	otherVLANCIDR   = "127.0.4.0/24"
+	otherVLANClient = "127.0.4.5"
+	podClient       = "127.0.0.1"
+	proxyIP         = "127.0.0.1"
+	poolA           = "apps"
+	poolARange      = "127.0.2.10-127.0.2.29"
+	poolB           = "apps-b"
+	poolBRange      = "127.0.3.10-127.0.3.29"
+	routerNS        = "openshift-ingress"
+	clustersNS      = "clusters"
 	// The chart's names, rendered as render.Render does (release apps-ingress-operator in namespace virtual-ingress):
 	// the operator runs with the chart's RBAC, so its names must be the chart's.
 	operatorNS   = "virtual-ingress"

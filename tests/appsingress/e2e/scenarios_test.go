@@ -111,8 +111,9 @@ func TestServiceNotOwnedIsLeftAlone(t *testing.T) {
 	}
 }
 
-// TestTwoClustersSideBySide: two AppsIngresses (two clusters' names, two Services in the same hosted devcluster)
-// get their own IPs, records and routes; deleting one leaves the other's.
+// TestTwoClustersSideBySide: two AppsIngresses (two clusters' names, two Services in the same hosted devcluster), each
+// on a VLAN of its own, get their own IPs, records and routes; a client of one VLAN gets REFUSED for the other
+// cluster's names (apps and api), and the proxy refuses both; deleting one leaves the other's.
 func TestTwoClustersSideBySide(t *testing.T) {
 	ctx := context.Background()
 	c := mgmtClient(t)
@@ -121,9 +122,10 @@ func TestTwoClustersSideBySide(t *testing.T) {
 	}
 	ips := map[string]string{}
 	routers := map[string]*router{}
-	for _, name := range []string{"east", "west"} {
-		createAppsIngress(t, name, poolA, nil)
-	}
+	clients := map[string]string{"east": vlanClient, "west": otherVLANClient}
+	other := map[string]string{"east": "west", "west": "east"}
+	createAppsIngress(t, "east", poolA, nil)
+	createAppsIngress(t, "west", poolA, func(ai *v1alpha1.AppsIngress) { ai.Spec.DNS.VLANCIDRs = []string{otherVLANCIDR} })
 	for _, name := range []string{"east", "west"} {
 		ai := waitFor(t, c, types.NamespacedName{Namespace: clustersNS, Name: name}, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
 		ips[name] = mustOneIP(t, ai, poolARange)
@@ -134,20 +136,27 @@ func TestTwoClustersSideBySide(t *testing.T) {
 	}
 	for _, name := range []string{"east", "west"} {
 		host := "x.apps." + name + "." + baseDomain
-		waitDNS(t, vlanClient, host, []string{ips[name]})
+		waitDNS(t, clients[name], host, []string{ips[name]})
 		waitDNS(t, podClient, host, []string{proxyIP})
 		waitTLSRoute(t, proxyPorts.https, host, routers[name].cert)
-		// A client of the clusters' VLAN is refused by the proxy: its DNS view gives it the cluster's own address, and
+		// The other VLAN's client learns nothing of this cluster: not its address, nor the proxy's (which would tell
+		// that the cluster exists), for its routes or its API.
+		for _, n := range []string{host, "api." + name + "." + baseDomain} {
+			waitRefused(t, clients[other[name]], n)
+		}
+		// A client of either VLAN is refused by the proxy: its DNS view gives it its cluster's own address, and
 		// through the proxy it could reach every other cluster's routes, those of other VLANs included.
-		for _, port := range []int{proxyPorts.https, proxyPorts.api} {
-			if cert, _, err := tlsThroughProxyFrom(vlanClient, port, host); err == nil {
-				t.Fatalf("a VLAN client (%s) reached %q through the proxy's port %d", vlanClient, cert.Subject.CommonName, port)
+		for _, src := range clients {
+			for _, port := range []int{proxyPorts.https, proxyPorts.api} {
+				if cert, _, err := tlsThroughProxyFrom(src, port, host); err == nil {
+					t.Fatalf("a VLAN client (%s) reached %q through the proxy's port %d", src, cert.Subject.CommonName, port)
+				}
 			}
 		}
 	}
 	deleteAndWait(t, types.NamespacedName{Namespace: clustersNS, Name: "east"})
 	waitDNS(t, vlanClient, "x.apps.east."+baseDomain, nil)
-	waitDNS(t, vlanClient, "x.apps.west."+baseDomain, []string{ips["west"]})
+	waitDNS(t, otherVLANClient, "x.apps.west."+baseDomain, []string{ips["west"]})
 	waitTLSRoute(t, proxyPorts.https, "x.apps.west."+baseDomain, routers["west"].cert)
 	deleteAndWait(t, types.NamespacedName{Namespace: clustersNS, Name: "west"})
 	noSyncErrors(t)
