@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,10 +27,11 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/netns"
 )
 
-// The "VLAN" of the node tier and its benchmark, built as on a machine whose node has a VLAN leg: a bridge in the
-// node's network namespace holding the node's VLAN address (Multus attachments and hostNetwork Pods use it), and a
-// network namespace of its own for the hosts on the VLAN, joined to that bridge by a veth pair: the VLAN client, and
-// the hosted cluster's router on the MetalLB addresses. Nothing is routed off the machine: every address is in the
+// The "VLANs" of the node tier and its benchmark, built as on a machine whose node has a leg on each: per VLAN, a
+// bridge in the node's network namespace holding the node's address on it (Multus attachments and hostNetwork Pods use
+// it), and a network namespace of its own for the hosts on the VLAN, joined to that bridge by a veth pair: the VLAN
+// client, and the hosted clusters' routers on the MetalLB addresses. The second VLAN is another cluster's: its client
+// must learn nothing of the first VLAN's clusters. Nothing is routed off the machine: every address is in the
 // benchmarking range, on links created here that go with their namespaces.
 const (
 	VLANBridge     = "vi-vlan0"
@@ -39,13 +41,49 @@ const (
 	NodeVLANClient = "198.19.10.5"
 	RouterA        = "198.19.10.100"
 	RouterB        = "198.19.10.101"
+
+	OtherVLANBridge   = "vi-vlan1"
+	otherVLANNodeLink = "vi-vlanc1"
+	OtherVLANCIDR     = "198.19.20.0/24"
+	OtherVLANNodeIP   = "198.19.20.1"
+	OtherVLANClient   = "198.19.20.5"
+	RouterC           = "198.19.20.100"
 )
 
-// vlanHosts is the namespace of the VLAN's hosts while a VLAN is set up: one per process, as the node is.
-var vlanHosts *netns.Namespace
+// vlan is one VLAN of the node tier.
+type vlan struct {
+	bridge, nodeLink, cidr, nodeIP, client string
+	routers                                []string
+	// hosts is the namespace of the VLAN's hosts while it is set up: one per process, as the node is.
+	hosts *netns.Namespace
+}
 
-// SetUpVLAN creates the VLAN and lets the node's Pods answer its clients; the returned function undoes it all.
+var vlans = []*vlan{
+	{bridge: VLANBridge, nodeLink: vlanNodeLink, cidr: NodeVLANCIDR, nodeIP: VLANNodeIP, client: NodeVLANClient, routers: []string{RouterA, RouterB}},
+	{bridge: OtherVLANBridge, nodeLink: otherVLANNodeLink, cidr: OtherVLANCIDR, nodeIP: OtherVLANNodeIP, client: OtherVLANClient, routers: []string{RouterC}},
+}
+
+// SetUpVLAN creates both VLANs and lets the node's Pods answer their clients; the returned function undoes it all.
 func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
+	var undo []func() error
+	undoAll := func() error {
+		var errs []error
+		for i := len(undo) - 1; i >= 0; i-- {
+			errs = append(errs, undo[i]())
+		}
+		return errors.Join(errs...)
+	}
+	for _, v := range vlans {
+		u, err := v.setUp(cluster)
+		if err != nil {
+			return nil, errors.Join(err, undoAll())
+		}
+		undo = append(undo, u)
+	}
+	return undoAll, nil
+}
+
+func (v *vlan) setUp(cluster *devcluster.Cluster) (func() error, error) {
 	node := cluster.Namespace()
 	if node == nil {
 		return nil, errors.New("localenv: the VLAN needs a cluster with a node")
@@ -54,7 +92,7 @@ func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	undo := []func() error{func() error { hosts.Close(); vlanHosts = nil; return nil }}
+	undo := []func() error{func() error { hosts.Close(); v.hosts = nil; return nil }}
 	undoAll := func() error {
 		var errs []error
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -66,23 +104,26 @@ func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
 	inNode := func(args ...string) func() error { return func() error { return node.Run(ctx, "ip", args...) } }
 	inHosts := func(args ...string) func() error { return func() error { return hosts.Run(ctx, "ip", args...) } }
 	steps := []struct{ do, undo func() error }{
-		{inNode("link", "add", VLANBridge, "type", "bridge"), inNode("link", "delete", VLANBridge)},
-		{inNode("addr", "add", VLANNodeIP+"/24", "dev", VLANBridge), nil},
-		{inNode("link", "set", VLANBridge, "up"), nil},
+		{inNode("link", "add", v.bridge, "type", "bridge"), inNode("link", "delete", v.bridge)},
+		{inNode("addr", "add", v.nodeIP+"/24", "dev", v.bridge), nil},
+		{inNode("link", "set", v.bridge, "up"), nil},
 		// Made on the host and moved: the namespaces' processes number pids as the node's PID namespace does.
-		{hostIP("link", "add", vlanNodeLink, "type", "veth", "peer", "name", "vlan0", "netns", strconv.Itoa(hosts.PID())), nil},
-		{hostIP("link", "set", vlanNodeLink, "netns", strconv.Itoa(node.PID())), nil},
-		{inNode("link", "set", vlanNodeLink, "master", VLANBridge, "up"), nil},
-		{inHosts("addr", "add", NodeVLANClient+"/24", "dev", "vlan0"), nil},
-		{inHosts("addr", "add", RouterA+"/32", "dev", "vlan0"), nil},
-		{inHosts("addr", "add", RouterB+"/32", "dev", "vlan0"), nil},
+		{hostIP("link", "add", v.nodeLink, "type", "veth", "peer", "name", "vlan0", "netns", strconv.Itoa(hosts.PID())), nil},
+		{hostIP("link", "set", v.nodeLink, "netns", strconv.Itoa(node.PID())), nil},
+		{inNode("link", "set", v.nodeLink, "master", v.bridge, "up"), nil},
+		{inHosts("addr", "add", v.client+"/24", "dev", "vlan0"), nil},
+	}
+	for _, r := range v.routers {
+		steps = append(steps, struct{ do, undo func() error }{inHosts("addr", "add", r+"/32", "dev", "vlan0"), nil})
+	}
+	steps = append(steps, []struct{ do, undo func() error }{
 		{inHosts("link", "set", "vlan0", "up"), nil},
 		{inHosts("link", "set", "lo", "up"), nil},
-		{inHosts("route", "add", "default", "via", VLANNodeIP), nil},
+		{inHosts("route", "add", "default", "via", v.nodeIP), nil},
 		// The hosted cluster's API server serves on the host's end of the node's link: its answers to the VLAN go
 		// back through the node, on a route that goes with that link.
-		{hostIP("route", "add", NodeVLANCIDR, "via", devcluster.NodeIP), hostIP("route", "del", NodeVLANCIDR, "via", devcluster.NodeIP)},
-	}
+		{hostIP("route", "add", v.cidr, "via", devcluster.NodeIP), hostIP("route", "del", v.cidr, "via", devcluster.NodeIP)},
+	}...)
 	for _, s := range steps {
 		if err := s.do(); err != nil {
 			return nil, errors.Join(err, undoAll())
@@ -92,12 +133,12 @@ func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
 		}
 	}
 	// CoreDNS's answers to VLAN clients leave the Pods' bridge for the VLAN's.
-	allowed, err := cluster.AllowPodsTo(VLANBridge)
+	allowed, err := cluster.AllowPodsTo(v.bridge)
 	if err != nil {
 		return nil, errors.Join(err, undoAll())
 	}
 	undo = append(undo, allowed)
-	vlanHosts = hosts
+	v.hosts = hosts
 	return undoAll, nil
 }
 
@@ -114,11 +155,18 @@ func hostIP(args ...string) func() error {
 }
 
 // InVLAN runs a command on the VLAN client.
-func InVLAN(ctx context.Context, args ...string) (string, error) {
-	if vlanHosts == nil {
+func InVLAN(ctx context.Context, args ...string) (string, error) { return vlans[0].run(ctx, args...) }
+
+// InOtherVLAN runs a command on the other VLAN's client.
+func InOtherVLAN(ctx context.Context, args ...string) (string, error) {
+	return vlans[1].run(ctx, args...)
+}
+
+func (v *vlan) run(ctx context.Context, args ...string) (string, error) {
+	if v.hosts == nil {
 		return "", errors.New("localenv: no VLAN is set up")
 	}
-	out, err := vlanHosts.Command(ctx, args[0], args[1:]...).CombinedOutput()
+	out, err := v.hosts.Command(ctx, args[0], args[1:]...).CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
 
@@ -127,13 +175,19 @@ func DigArgs(server, port, name string) []string {
 	return []string{"dig", "+short", "+time=1", "+tries=1", "-p", port, "@" + server, name, "A"}
 }
 
+// DigStatusArgs asks server at port for name's A records and prints only the answer's status ("status: REFUSED").
+func DigStatusArgs(server, port, name string) []string {
+	return []string{"sh", "-c", "dig +time=1 +tries=1 +noall +comments -p " + port + " @" + server + " " + name +
+		" A | grep -o 'status: [A-Z]*'"}
+}
+
 // SubjectArgs connects to addr with SNI name (openssl s_client) and prints the certificate's subject.
 func SubjectArgs(addr, name string) []string {
 	return []string{"sh", "-c", "openssl s_client -connect " + addr + " -servername " + name +
 		" </dev/null 2>/dev/null | openssl x509 -noout -subject"}
 }
 
-// StartVLANRouter stands for the hosted cluster's router on a MetalLB address of the VLAN: TLS on 443 with a
+// StartVLANRouter stands for the hosted cluster's router on a MetalLB address of a VLAN (one of its routers): TLS on 443 with a
 // certificate whose common name is cn for every name below appsDomain, HTTP on 80 answering cn.
 func StartVLANRouter(ip, cn, appsDomain string) (stop func(), err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -149,15 +203,17 @@ func StartVLANRouter(ip, cn, appsDomain string) (stop func(), err error) {
 		return nil, err
 	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, cn) })
-	if vlanHosts == nil {
-		return nil, errors.New("localenv: no VLAN is set up")
+	i := slices.IndexFunc(vlans, func(v *vlan) bool { return slices.Contains(v.routers, ip) })
+	if i < 0 || vlans[i].hosts == nil {
+		return nil, fmt.Errorf("localenv: no VLAN with a router at %s is set up", ip)
 	}
-	rawTLS, err := vlanHosts.Listen("tcp", net.JoinHostPort(ip, "443"))
+	hosts := vlans[i].hosts
+	rawTLS, err := hosts.Listen("tcp", net.JoinHostPort(ip, "443"))
 	if err != nil {
 		return nil, err
 	}
 	tlsLn := tls.NewListener(rawTLS, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
-	httpLn, err := vlanHosts.Listen("tcp", net.JoinHostPort(ip, "80"))
+	httpLn, err := hosts.Listen("tcp", net.JoinHostPort(ip, "80"))
 	if err != nil {
 		_ = tlsLn.Close()
 		return nil, err
@@ -175,15 +231,17 @@ func StartVLANRouter(ip, cn, appsDomain string) (stop func(), err error) {
 	}, nil
 }
 
-// VLAN pools: one MetalLB address each, so that moving an AppsIngress between them changes its address.
+// VLAN pools: one MetalLB address each, so that moving an AppsIngress between them changes its address. C is on the
+// other VLAN.
 const (
 	VLANPoolA = "vlan-a"
 	VLANPoolB = "vlan-b"
+	VLANPoolC = "vlan-c"
 )
 
-// CreateVLANPools creates VLANPoolA (RouterA) and VLANPoolB (RouterB) in the hosted cluster.
+// CreateVLANPools creates VLANPoolA (RouterA), VLANPoolB (RouterB) and VLANPoolC (RouterC) in the hosted cluster.
 func (e *Env) CreateVLANPools(ctx context.Context) error {
-	for name, ip := range map[string]string{VLANPoolA: RouterA, VLANPoolB: RouterB} {
+	for name, ip := range map[string]string{VLANPoolA: RouterA, VLANPoolB: RouterB, VLANPoolC: RouterC} {
 		if err := e.createPool(ctx, name, ip+"/32"); err != nil {
 			return err
 		}
@@ -191,9 +249,9 @@ func (e *Env) CreateVLANPools(ctx context.Context) error {
 	return nil
 }
 
-// CreateVLANAppsIngress creates the AppsIngress of cluster name on the VLAN: its clients in NodeVLANCIDR, its
-// router's ports 80 and 443, its address from pool.
-func (e *Env) CreateVLANAppsIngress(ctx context.Context, name, pool string) error {
+// CreateVLANAppsIngress creates the AppsIngress of cluster name on a VLAN: its clients in cidr (NodeVLANCIDR or
+// OtherVLANCIDR), its router's ports 80 and 443, its address from pool.
+func (e *Env) CreateVLANAppsIngress(ctx context.Context, name, pool, cidr string) error {
 	ai := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "hostedcluster.virtual-ingress.io/v1alpha1", "kind": "AppsIngress",
 		"metadata": map[string]any{"name": name, "namespace": ClustersNS},
@@ -203,7 +261,7 @@ func (e *Env) CreateVLANAppsIngress(ctx context.Context, name, pool string) erro
 			"baseDomain":       BaseDomain,
 			"service":          map[string]any{"name": name + "-apps", "ports": map[string]any{"http": int64(80), "https": int64(443)}},
 			"metallb":          map[string]any{"addressPoolName": pool},
-			"dns":              map[string]any{"vlanCIDRs": []any{NodeVLANCIDR}},
+			"dns":              map[string]any{"vlanCIDRs": []any{cidr}},
 		},
 	}}
 	_, err := e.MgmtDyn.Resource(AppsIngressGVR).Namespace(ClustersNS).Create(ctx, ai, metav1.CreateOptions{})

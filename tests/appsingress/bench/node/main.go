@@ -110,7 +110,7 @@ func run(ctx context.Context, changes int) (*results, error) {
 	if err := env.CreateVLANPools(ctx); err != nil {
 		return nil, err
 	}
-	if err := env.CreateVLANAppsIngress(ctx, cluster, localenv.VLANPoolA); err != nil {
+	if err := env.CreateVLANAppsIngress(ctx, cluster, localenv.VLANPoolA, localenv.NodeVLANCIDR); err != nil {
 		return nil, err
 	}
 	if _, err := waitReady(ctx, env, localenv.RouterA); err != nil {

@@ -92,24 +92,31 @@ func runProbePod(t *testing.T, namespace string) string {
 	return pod.Name
 }
 
-// The secondary network's attachments: a leg in the VLAN's bridge with a static address for CoreDNS and one for
-// HAProxy, as a platform team defines them with Multus (the node runs it, see localenv.Options.Node).
+// The secondary networks' attachments: a leg in the VLAN's bridge with a static address for CoreDNS and one for
+// HAProxy, and a leg in the other VLAN's for CoreDNS, as a platform team defines them with Multus (the node runs it,
+// see localenv.Options.Node).
 const (
-	multusNetworks      = "k8s.v1.cni.cncf.io/networks"
-	vlanDNSAttachment   = "vlan-dns"
-	vlanDNSAddress      = "198.19.10.53"
-	vlanProxyAttachment = "vlan-proxy"
-	vlanProxyAddress    = "198.19.10.80"
+	multusNetworks         = "k8s.v1.cni.cncf.io/networks"
+	vlanDNSAttachment      = "vlan-dns"
+	vlanDNSAddress         = "198.19.10.53"
+	vlanProxyAttachment    = "vlan-proxy"
+	vlanProxyAddress       = "198.19.10.80"
+	otherVLANDNSAttachment = "other-vlan-dns"
+	otherVLANDNSAddress    = "198.19.20.53"
 )
 
 var networkAttachments = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
 
 func createVLANAttachments(t *testing.T) {
 	t.Helper()
-	for name, address := range map[string]string{vlanDNSAttachment: vlanDNSAddress, vlanProxyAttachment: vlanProxyAddress} {
+	for name, leg := range map[string]struct{ address, bridge string }{
+		vlanDNSAttachment:      {vlanDNSAddress, localenv.VLANBridge},
+		vlanProxyAttachment:    {vlanProxyAddress, localenv.VLANBridge},
+		otherVLANDNSAttachment: {otherVLANDNSAddress, localenv.OtherVLANBridge},
+	} {
 		config, err := json.Marshal(map[string]any{
-			"cniVersion": "1.0.0", "name": name, "type": "bridge", "bridge": localenv.VLANBridge,
-			"ipam": map[string]any{"type": "static", "addresses": []any{map[string]any{"address": address + "/24"}}},
+			"cniVersion": "1.0.0", "name": name, "type": "bridge", "bridge": leg.bridge,
+			"ipam": map[string]any{"type": "static", "addresses": []any{map[string]any{"address": leg.address + "/24"}}},
 		})
 		if err != nil {
 			t.Fatal(err)

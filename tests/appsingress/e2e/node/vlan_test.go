@@ -24,6 +24,8 @@ import (
 
 const (
 	vlanCluster = "vlan"
+	// otherVLANCluster is on the other VLAN, with a router of its own there.
+	otherVLANCluster = "vlan2"
 	// recheck is the chart's recheckInterval in these tests: a hosted API server that stops shows within it.
 	recheck = 10 * time.Second
 )
@@ -33,7 +35,8 @@ const (
 // proxy's address and reaches the same router through the chart's HAProxy, by SNI on 443 and by Host on 80, and the
 // hosted API on 6443; a new MetalLB address changes both answers and the proxy's target, and the object is Ready only
 // once both views answer it; a hosted API server that stops turns HostedClusterReachable false within the re-check
-// period while the last good records stay.
+// period while the last good records stay. A second cluster on a second VLAN is served to that VLAN's client, and each
+// VLAN's client gets REFUSED for the other cluster's names.
 func TestVLANAttachmentModes(t *testing.T) {
 	release := chartRelease(t)
 	setUpVLAN(t)
@@ -41,6 +44,7 @@ func TestVLANAttachmentModes(t *testing.T) {
 	apps := "apps." + vlanCluster + "." + localenv.BaseDomain
 	startRouter(t, localenv.RouterA, "router-a", apps)
 	startRouter(t, localenv.RouterB, "router-b", apps)
+	startRouter(t, localenv.RouterC, "router-c", "apps."+otherVLANCluster+"."+localenv.BaseDomain)
 	createVLANPools(t)
 	probeNS := node.Namespace(t, "vlan-probe-")
 	probe := runProbePod(t, probeNS)
@@ -50,8 +54,8 @@ func TestVLANAttachmentModes(t *testing.T) {
 	for _, mode := range []struct {
 		name   string
 		values map[string]any
-		// vlanDNS is where VLAN clients send their questions (host, port), once installed.
-		vlanDNS func(t *testing.T) (string, string)
+		// vlanDNS and otherVLANDNS are where each VLAN's clients send their questions (host, port), once installed.
+		vlanDNS, otherVLANDNS func(t *testing.T) (string, string)
 		// attached, when set, checks the Pods' attachment to the VLAN once installed.
 		attached func(t *testing.T)
 		// proxyOnVLAN, when set, is where the proxy listens on the VLAN (host:port of its HTTPS port).
@@ -62,44 +66,35 @@ func TestVLANAttachmentModes(t *testing.T) {
 			values: map[string]any{"dns": map[string]any{
 				"service": map[string]any{"type": "NodePort", "externalTrafficPolicy": "Local"},
 			}},
-			vlanDNS: func(t *testing.T) (string, string) {
-				svc, err := node.Kube.CoreV1().Services(nodeChart).Get(context.Background(), nodeChart+"-dns", metav1.GetOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				// This node's kube-proxy serves node ports on the node's address only; the VLAN client reaches it
-				// through the VLAN-attached node, as it would a load balancer's address.
-				for _, p := range svc.Spec.Ports {
-					if p.Name == "dns" {
-						return devcluster.NodeIP, strconv.Itoa(int(p.NodePort))
-					}
-				}
-				t.Fatalf("the DNS Service has no dns port: %v", svc.Spec.Ports)
-				return "", ""
-			},
+			vlanDNS:      dnsNodePort,
+			otherVLANDNS: dnsNodePort,
 		},
 		{
 			name: "hostNetwork",
 			// One replica each: the node has one VLAN address and one set of ports.
 			values: map[string]any{
-				"dns":   map[string]any{"hostNetwork": true, "vlanAddresses": []any{localenv.VLANNodeIP}, "replicaCount": 1},
+				"dns": map[string]any{"hostNetwork": true, "replicaCount": 1,
+					"vlanAddresses": []any{localenv.VLANNodeIP, localenv.OtherVLANNodeIP}},
 				"proxy": map[string]any{"hostNetwork": true, "replicaCount": 1},
 			},
-			vlanDNS:     func(*testing.T) (string, string) { return localenv.VLANNodeIP, "53" },
-			proxyOnVLAN: net.JoinHostPort(localenv.VLANNodeIP, proxyHTTPSPort),
+			vlanDNS:      func(*testing.T) (string, string) { return localenv.VLANNodeIP, "53" },
+			otherVLANDNS: func(*testing.T) (string, string) { return localenv.OtherVLANNodeIP, "53" },
+			proxyOnVLAN:  net.JoinHostPort(localenv.VLANNodeIP, proxyHTTPSPort),
 		},
 		{
 			name: "secondary network (Multus)",
 			// One replica each: an attachment has one static address.
 			values: map[string]any{
-				"dns": map[string]any{"replicaCount": 1, "vlanAddresses": []any{vlanDNSAddress},
-					"podAnnotations": map[string]any{multusNetworks: vlanDNSAttachment}},
+				"dns": map[string]any{"replicaCount": 1, "vlanAddresses": []any{vlanDNSAddress, otherVLANDNSAddress},
+					"podAnnotations": map[string]any{multusNetworks: vlanDNSAttachment + "," + otherVLANDNSAttachment}},
 				"proxy": map[string]any{"replicaCount": 1, "podAnnotations": map[string]any{multusNetworks: vlanProxyAttachment}},
 			},
-			vlanDNS:     func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
-			proxyOnVLAN: net.JoinHostPort(vlanProxyAddress, proxyHTTPSPort),
+			vlanDNS:      func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
+			otherVLANDNS: func(*testing.T) (string, string) { return otherVLANDNSAddress, "53" },
+			proxyOnVLAN:  net.JoinHostPort(vlanProxyAddress, proxyHTTPSPort),
 			attached: func(t *testing.T) {
 				assertAttached(t, "app.kubernetes.io/component=dns", vlanDNSAttachment, vlanDNSAddress)
+				assertAttached(t, "app.kubernetes.io/component=dns", otherVLANDNSAttachment, otherVLANDNSAddress)
 				assertAttached(t, "app.kubernetes.io/component=proxy", vlanProxyAttachment, vlanProxyAddress)
 			},
 		},
@@ -111,15 +106,80 @@ func TestVLANAttachmentModes(t *testing.T) {
 				mode.attached(t)
 			}
 			server, port := mode.vlanDNS(t)
-			proveVLANMode(t, probeNS, probe, server, port, mode.proxyOnVLAN)
+			otherServer, otherPort := mode.otherVLANDNS(t)
+			proveVLANMode(t, probeNS, probe, server, port, mode.proxyOnVLAN, func() {
+				proveVLANsApart(t, server, port, otherServer, otherPort)
+			})
 		})
 	}
+}
+
+// dnsNodePort is where VLAN clients ask the DNS Service: this node's kube-proxy serves node ports on the node's
+// address only, which the VLAN clients reach through the VLAN-attached node, as they would a load balancer's address.
+func dnsNodePort(t *testing.T) (string, string) {
+	svc, err := node.Kube.CoreV1().Services(nodeChart).Get(context.Background(), nodeChart+"-dns", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Name == "dns" {
+			return devcluster.NodeIP, strconv.Itoa(int(p.NodePort))
+		}
+	}
+	t.Fatalf("the DNS Service has no dns port: %v", svc.Spec.Ports)
+	return "", ""
+}
+
+// proveVLANsApart adds a second cluster on the other VLAN, the first one being served, and proves that each
+// VLAN's client is served its own cluster and refused the other's names, apps and api alike: the answer it would
+// otherwise get (the proxy's address) tells that the cluster exists and leads to its routes.
+func proveVLANsApart(t *testing.T, server, port, otherServer, otherPort string) {
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: localenv.ClustersNS, Name: otherVLANCluster}
+	created := time.Now()
+	createVLANAppsIngressOn(t, otherVLANCluster, localenv.VLANPoolC, localenv.OtherVLANCIDR)
+	waitAppsIngress(t, key, "Ready at "+localenv.RouterC, 3*time.Minute, func(phase string, ips []string) bool {
+		return phase == "Ready" && strings.Join(ips, ",") == localenv.RouterC
+	})
+	t.Logf("the other VLAN's cluster created → Ready: %s", time.Since(created).Round(time.Millisecond))
+	other := func(args ...string) (string, error) { return localenv.InOtherVLAN(ctx, args...) }
+	vlan := func(args ...string) (string, error) { return localenv.InVLAN(ctx, args...) }
+	name := func(cluster string) string {
+		return "console-openshift-console.apps." + cluster + "." + localenv.BaseDomain
+	}
+	poll.Until(t, time.Minute, "the other VLAN's view answering "+localenv.RouterC, func() (bool, string, error) {
+		out, err := other(localenv.DigArgs(otherServer, otherPort, name(otherVLANCluster))...)
+		return err == nil && out == localenv.RouterC, out, nil
+	})
+	if out, err := other(localenv.SubjectArgs(localenv.RouterC+":443", name(otherVLANCluster))...); err != nil || out != "subject=CN = router-c" {
+		t.Fatalf("TLS from the other VLAN to its cluster's router: %q (%v)", out, err)
+	}
+	for _, c := range []struct {
+		client         string
+		ask            func(...string) (string, error)
+		server, port   string
+		refusedCluster string
+	}{
+		{"the other VLAN's client", other, otherServer, otherPort, vlanCluster},
+		{"the VLAN's client", vlan, server, port, otherVLANCluster},
+	} {
+		for _, n := range []string{name(c.refusedCluster), "api." + c.refusedCluster + "." + localenv.BaseDomain} {
+			if out, err := c.ask(localenv.DigStatusArgs(c.server, c.port, n)...); out != "status: REFUSED" {
+				t.Errorf("%s asking %s:%s for %s: %q (%v), want REFUSED", c.client, c.server, c.port, n, out, err)
+			}
+		}
+	}
+	deleting := time.Now()
+	deleteAppsIngress(t, key)
+	t.Logf("the other VLAN's cluster proven apart in %s, deleted in %s", deleting.Sub(created).Round(time.Millisecond),
+		time.Since(deleting).Round(time.Millisecond))
 }
 
 // proxyHTTPSPort is the chart's HAProxy TLS port (on the node's ports under hostNetwork).
 const proxyHTTPSPort = "8443"
 
-func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort, proxyOnVLAN string) {
+// proveVLANMode proves one mode with the VLAN's cluster; then, the cluster still there, andThen.
+func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort, proxyOnVLAN string, andThen func()) {
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: localenv.ClustersNS, Name: vlanCluster}
 	createVLANAppsIngress(t, localenv.VLANPoolA)
@@ -218,6 +278,7 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort, proxyOnVL
 	}
 	restarted = true
 	waitAppsIngress(t, key, "Ready again", 3*time.Minute, func(phase string, _ []string) bool { return phase == "Ready" })
+	andThen()
 	deleteAppsIngress(t, key)
 }
 
@@ -230,10 +291,16 @@ func createVLANPools(t *testing.T) {
 
 func createVLANAppsIngress(t *testing.T, pool string) {
 	t.Helper()
-	if err := env.CreateVLANAppsIngress(context.Background(), vlanCluster, pool); err != nil {
+	createVLANAppsIngressOn(t, vlanCluster, pool, localenv.NodeVLANCIDR)
+}
+
+// createVLANAppsIngressOn creates the AppsIngress of cluster name for the VLAN of cidr, deleted when the test ends.
+func createVLANAppsIngressOn(t *testing.T, name, pool, cidr string) {
+	t.Helper()
+	if err := env.CreateVLANAppsIngress(context.Background(), name, pool, cidr); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deleteAppsIngress(t, types.NamespacedName{Namespace: localenv.ClustersNS, Name: vlanCluster}) })
+	t.Cleanup(func() { deleteAppsIngress(t, types.NamespacedName{Namespace: localenv.ClustersNS, Name: name}) })
 }
 
 func patchPool(t *testing.T, key types.NamespacedName, pool string) {
