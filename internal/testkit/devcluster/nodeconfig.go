@@ -22,6 +22,10 @@ const (
 	nodeLinkPrefix = "/30"
 	// nodeRange holds every address of the node's; the node refuses to start where the host routes any of it.
 	nodeRange = "198.18.0.0/16"
+	// LinksRange is the other half of the benchmarking range, for the links a test gives the node (a VLAN's bridge
+	// and the node's address on it): kube-proxy serves NodePorts on the node's addresses there too, as a node with a
+	// leg on a VLAN does.
+	LinksRange = "198.19.0.0/16"
 	nodeLink  = "vi-node0"
 	nodeIface = "eth0"
 	podBridge = "vi-cni0"
@@ -178,7 +182,7 @@ func kubeletConfig(p nodePaths, caCert string, serving certFiles, port, healthzP
 	}
 }
 
-// proxyConfig keeps kube-proxy's ports and its NodePorts on the node's own address, and leaves the conntrack sysctls
+// proxyConfig keeps kube-proxy's ports and its NodePorts on the node's own addresses, and leaves the conntrack sysctls
 // alone (conntrack zeroes mean "do not set"; they are the kernel's, not the network namespace's).
 func proxyConfig(p nodePaths, healthzPort, metricsPort int) map[string]any {
 	return map[string]any{
@@ -191,7 +195,7 @@ func proxyConfig(p nodePaths, healthzPort, metricsPort int) map[string]any {
 		"bindAddress":        NodeIP,
 		"healthzBindAddress": fmt.Sprintf("%s:%d", NodeIP, healthzPort),
 		"metricsBindAddress": fmt.Sprintf("%s:%d", NodeIP, metricsPort),
-		"nodePortAddresses":  []string{NodeIP + "/32"},
+		"nodePortAddresses":  []string{NodeIP + "/32", LinksRange},
 		"iptables":           map[string]any{"localhostNodePorts": false},
 		"conntrack": map[string]any{
 			"maxPerCore": 0, "min": 0, "tcpEstablishedTimeout": "0s", "tcpCloseWaitTimeout": "0s",

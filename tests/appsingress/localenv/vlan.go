@@ -187,8 +187,13 @@ func SubjectArgs(addr, name string) []string {
 		" </dev/null 2>/dev/null | openssl x509 -noout -subject"}
 }
 
-// StartVLANRouter stands for the hosted cluster's router on a MetalLB address of a VLAN (one of its routers): TLS on 443 with a
-// certificate whose common name is cn for every name below appsDomain, HTTP on 80 answering cn.
+// RouterSourcePath is the path a VLAN router answers with the address the request came from: which of its
+// addresses (which leg) a proxy reached it by.
+const RouterSourcePath = "/source"
+
+// StartVLANRouter stands for the hosted cluster's router on a MetalLB address of a VLAN (one of its routers): TLS on
+// 443 with a certificate whose common name is cn for every name below appsDomain, HTTP on 80 answering cn (and its
+// client's address on RouterSourcePath).
 func StartVLANRouter(ip, cn, appsDomain string) (stop func(), err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -202,7 +207,14 @@ func StartVLANRouter(ip, cn, appsDomain string) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	handler := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, cn) })
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == RouterSourcePath {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			fmt.Fprint(w, host)
+			return
+		}
+		fmt.Fprint(w, cn)
+	})
 	i := slices.IndexFunc(vlans, func(v *vlan) bool { return slices.Contains(v.routers, ip) })
 	if i < 0 || vlans[i].hosts == nil {
 		return nil, fmt.Errorf("localenv: no VLAN with a router at %s is set up", ip)

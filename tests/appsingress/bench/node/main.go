@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/bench"
-	"github.com/virtual-ingress/virtual-ingress/internal/testkit/devcluster"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/helmrelease"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/poll"
@@ -141,8 +140,8 @@ func run(ctx context.Context, changes int) (*results, error) {
 			readyC <- at
 		}()
 		vlanAt, err := seen(ctx, "the VLAN view answering "+ip, func() bool {
-			// This node's kube-proxy serves node ports on the node's address only.
-			out, err := localenv.InVLAN(ctx, localenv.DigArgs(devcluster.NodeIP, dnsPort, name)...)
+			// The DNS Service's node port on the node's address in the VLAN, as a VLAN client asks it.
+			out, err := localenv.InVLAN(ctx, localenv.DigArgs(localenv.VLANNodeIP, dnsPort, name)...)
 			return err == nil && out == ip
 		})
 		if err != nil {
