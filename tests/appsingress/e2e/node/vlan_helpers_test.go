@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/netip"
 	"os/exec"
 	"slices"
 	"testing"
@@ -105,6 +107,29 @@ const (
 	otherVLANDNSAddress    = "198.19.20.53"
 )
 
+// multusSelection is the k8s.v1.cni.cncf.io/networks annotation asking for each attachment with the MAC address
+// macFor gives its static address: a Pod that replaces another takes over its address and its MAC, so that the VLAN's
+// hosts, whose neighbour tables hold that MAC, reach it at once (with a new MAC, they kept sending the old Pod's
+// for up to the kernel's neighbour timeout: 72.5 s without an answer through the proxy in one rollout).
+func multusSelection(t *testing.T, attachments map[string]string) string {
+	t.Helper()
+	var out []map[string]string
+	for _, name := range slices.Sorted(maps.Keys(attachments)) {
+		out = append(out, map[string]string{"name": name, "mac": macFor(attachments[name])})
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// macFor is a locally administered MAC address made of an IPv4 address: 02:00 and its four bytes.
+func macFor(address string) string {
+	ip := netip.MustParseAddr(address).As4()
+	return fmt.Sprintf("02:00:%02x:%02x:%02x:%02x", ip[0], ip[1], ip[2], ip[3])
+}
+
 var networkAttachments = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
 
 func createVLANAttachments(t *testing.T) {
@@ -114,9 +139,11 @@ func createVLANAttachments(t *testing.T) {
 		vlanProxyAttachment:    {vlanProxyAddress, localenv.VLANBridge},
 		otherVLANDNSAttachment: {otherVLANDNSAddress, localenv.OtherVLANBridge},
 	} {
+		// The mac capability lets a Pod's network selection fix the leg's MAC address (multusSelection).
 		config, err := json.Marshal(map[string]any{
 			"cniVersion": "1.0.0", "name": name, "type": "bridge", "bridge": leg.bridge,
-			"ipam": map[string]any{"type": "static", "addresses": []any{map[string]any{"address": leg.address + "/24"}}},
+			"capabilities": map[string]any{"mac": true},
+			"ipam":         map[string]any{"type": "static", "addresses": []any{map[string]any{"address": leg.address + "/24"}}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -136,10 +163,11 @@ func createVLANAttachments(t *testing.T) {
 type networkStatus struct {
 	Name string   `json:"name"`
 	IPs  []string `json:"ips"`
+	MAC  string   `json:"mac"`
 }
 
-// assertAttached waits (a minute at most) until every Pod of selector has the attachment's address, as Multus recorded it in the
-// Pod's network-status.
+// assertAttached waits (a minute at most) until every Pod of selector has the attachment's address, with the MAC
+// address multusSelection asks for, as Multus recorded them in the Pod's network-status.
 func assertAttached(t *testing.T, selector, attachment, address string) {
 	t.Helper()
 	// helm --wait returns once the new Pods are Ready; the old ReplicaSet's Pods, which have no attachment, may still
@@ -153,7 +181,7 @@ func assertAttached(t *testing.T, selector, attachment, address string) {
 			var status []networkStatus
 			_ = json.Unmarshal([]byte(p.Annotations["k8s.v1.cni.cncf.io/network-status"]), &status)
 			if !slices.ContainsFunc(status, func(s networkStatus) bool {
-				return s.Name == nodeChart+"/"+attachment && slices.Contains(s.IPs, address)
+				return s.Name == nodeChart+"/"+attachment && slices.Contains(s.IPs, address) && s.MAC == macFor(address)
 			}) {
 				return false, fmt.Sprintf("Pod %s: network-status %q", p.Name, p.Annotations["k8s.v1.cni.cncf.io/network-status"]), nil
 			}

@@ -60,14 +60,18 @@ func TestVLANAttachmentModes(t *testing.T) {
 		attached func(t *testing.T)
 		// proxyOnVLAN, when set, is where the proxy listens on the VLAN (host:port of its HTTPS port).
 		proxyOnVLAN string
+		// rollout proves a rolling update of CoreDNS and HAProxy under requests (proveRollout); rolloutAddress is
+		// CoreDNS's static VLAN address, which no two Pods may hold at once.
+		rollout        bool
+		rolloutAddress string
 	}{
 		{
 			name: "Service with externalTrafficPolicy Local",
 			values: map[string]any{"dns": map[string]any{
 				"service": map[string]any{"type": "NodePort", "externalTrafficPolicy": "Local"},
 			}},
-			vlanDNS:      dnsNodePort,
-			otherVLANDNS: dnsNodePort,
+			vlanDNS:      dnsNodePort(localenv.VLANNodeIP),
+			otherVLANDNS: dnsNodePort(localenv.OtherVLANNodeIP),
 		},
 		{
 			name: "hostNetwork",
@@ -80,18 +84,23 @@ func TestVLANAttachmentModes(t *testing.T) {
 			vlanDNS:      func(*testing.T) (string, string) { return localenv.VLANNodeIP, "53" },
 			otherVLANDNS: func(*testing.T) (string, string) { return localenv.OtherVLANNodeIP, "53" },
 			proxyOnVLAN:  net.JoinHostPort(localenv.VLANNodeIP, proxyHTTPSPort),
+			rollout:      true,
 		},
 		{
 			name: "secondary network (Multus)",
 			// One replica each: an attachment has one static address.
 			values: map[string]any{
 				"dns": map[string]any{"replicaCount": 1, "vlanAddresses": []any{vlanDNSAddress, otherVLANDNSAddress},
-					"podAnnotations": map[string]any{multusNetworks: vlanDNSAttachment + "," + otherVLANDNSAttachment}},
-				"proxy": map[string]any{"replicaCount": 1, "podAnnotations": map[string]any{multusNetworks: vlanProxyAttachment}},
+					"podAnnotations": map[string]any{multusNetworks: multusSelection(t, map[string]string{
+						vlanDNSAttachment: vlanDNSAddress, otherVLANDNSAttachment: otherVLANDNSAddress})}},
+				"proxy": map[string]any{"replicaCount": 1, "podAnnotations": map[string]any{multusNetworks: multusSelection(t,
+					map[string]string{vlanProxyAttachment: vlanProxyAddress})}},
 			},
-			vlanDNS:      func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
-			otherVLANDNS: func(*testing.T) (string, string) { return otherVLANDNSAddress, "53" },
-			proxyOnVLAN:  net.JoinHostPort(vlanProxyAddress, proxyHTTPSPort),
+			vlanDNS:        func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
+			otherVLANDNS:   func(*testing.T) (string, string) { return otherVLANDNSAddress, "53" },
+			proxyOnVLAN:    net.JoinHostPort(vlanProxyAddress, proxyHTTPSPort),
+			rollout:        true,
+			rolloutAddress: vlanDNSAddress,
 			attached: func(t *testing.T) {
 				assertAttached(t, "app.kubernetes.io/component=dns", vlanDNSAttachment, vlanDNSAddress)
 				assertAttached(t, "app.kubernetes.io/component=dns", otherVLANDNSAttachment, otherVLANDNSAddress)
@@ -109,25 +118,32 @@ func TestVLANAttachmentModes(t *testing.T) {
 			otherServer, otherPort := mode.otherVLANDNS(t)
 			proveVLANMode(t, probeNS, probe, server, port, mode.proxyOnVLAN, func() {
 				proveVLANsApart(t, server, port, otherServer, otherPort)
+				if mode.rollout {
+					name := "console-openshift-console." + apps
+					proveRollout(t, release, nodetier.Merge(common, mode.values),
+						vlanRolloutProbes(t, probeNS, probe, server, port, name, localenv.RouterB, "router-b"), mode.rolloutAddress)
+				}
 			})
 		})
 	}
 }
 
-// dnsNodePort is where VLAN clients ask the DNS Service: this node's kube-proxy serves node ports on the node's
-// address only, which the VLAN clients reach through the VLAN-attached node, as they would a load balancer's address.
-func dnsNodePort(t *testing.T) (string, string) {
-	svc, err := node.Kube.CoreV1().Services(nodeChart).Get(context.Background(), nodeChart+"-dns", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range svc.Spec.Ports {
-		if p.Name == "dns" {
-			return devcluster.NodeIP, strconv.Itoa(int(p.NodePort))
+// dnsNodePort is where a VLAN's clients ask the DNS Service: its node port on the node's address in that VLAN (address),
+// as they would ask a load balancer's address there.
+func dnsNodePort(address string) func(t *testing.T) (string, string) {
+	return func(t *testing.T) (string, string) {
+		svc, err := node.Kube.CoreV1().Services(nodeChart).Get(context.Background(), nodeChart+"-dns", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, p := range svc.Spec.Ports {
+			if p.Name == "dns" {
+				return address, strconv.Itoa(int(p.NodePort))
+			}
+		}
+		t.Fatalf("the DNS Service has no dns port: %v", svc.Spec.Ports)
+		return "", ""
 	}
-	t.Fatalf("the DNS Service has no dns port: %v", svc.Spec.Ports)
-	return "", ""
 }
 
 // proveVLANsApart adds a second cluster on the other VLAN, the first one being served, and proves that each
@@ -178,7 +194,7 @@ func proveVLANsApart(t *testing.T, server, port, otherServer, otherPort string) 
 // proxyHTTPSPort is the chart's HAProxy TLS port (on the node's ports under hostNetwork).
 const proxyHTTPSPort = "8443"
 
-// proveVLANMode proves one mode with the VLAN's cluster; then, the cluster still there, andThen.
+// proveVLANMode proves one mode with the VLAN's cluster, calling andThen once it is Ready at its second address.
 func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort, proxyOnVLAN string, andThen func()) {
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: localenv.ClustersNS, Name: vlanCluster}
@@ -234,6 +250,13 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort, proxyOnVL
 		t.Fatalf("TLS from a Pod through the proxy for %s, which no cluster publishes: %q (%v), want the connection refused", unknown, out, err)
 	}
 	expect("HTTP from a Pod through the proxy", inPod, []string{"curl", "-s", "-m", "5", "-H", "Host: " + name, "http://" + proxyIP + "/"}, "router-a")
+	// Where the proxy listens on the VLAN, it reaches the routers through that leg too (its address there is the
+	// source the router sees), not back through the node's pod network.
+	if proxyOnVLAN != "" {
+		leg, _, _ := net.SplitHostPort(proxyOnVLAN)
+		expect("the proxy reaching the router from its VLAN address", inPod, []string{"curl", "-s", "-m", "5", "-H", "Host: " + name,
+			"http://" + proxyIP + localenv.RouterSourcePath}, leg)
+	}
 	expect("the hosted API from a Pod through the proxy", inPod, []string{"curl", "-sk", "-m", "5",
 		"--resolve", apiName + ":6443:" + proxyIP, "https://" + apiName + ":6443/readyz"}, "ok")
 	expect("the hosted API's own address from the VLAN", vlan, localenv.DigArgs(vlanServer, vlanPort, apiName), devcluster.HostIP)
@@ -255,6 +278,7 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort, proxyOnVL
 	expect("TLS from the VLAN to the new address", vlan, localenv.SubjectArgs(localenv.RouterB+":443", name), "subject=CN = router-b")
 	expect("TLS from a Pod through the proxy to the new address", inPod, localenv.SubjectArgs(proxyIP+":443", name), "subject=CN = router-b")
 	t.Logf("MetalLB address changed → Ready with both views answering it: %s", ready.Round(time.Millisecond))
+	andThen()
 
 	// The hosted API server stops; nothing else changes.
 	if err := env.Hosted.StopComponent(devcluster.ComponentAPIServer); err != nil {
@@ -278,7 +302,6 @@ func proveVLANMode(t *testing.T, probeNS, probe, vlanServer, vlanPort, proxyOnVL
 	}
 	restarted = true
 	waitAppsIngress(t, key, "Ready again", 3*time.Minute, func(phase string, _ []string) bool { return phase == "Ready" })
-	andThen()
 	deleteAppsIngress(t, key)
 }
 
