@@ -271,8 +271,13 @@ func writeRefusals(b *strings.Builder, clusters []routes.Cluster) {
 			api[c.BaseDomain] = append(api[c.BaseDomain], regexp.QuoteMeta(c.Name))
 		}
 	}
-	domains := slices.Sorted(maps.Keys(apps))
-	domains = slices.Compact(slices.Sorted(slices.Values(append(domains, slices.Collect(maps.Keys(api))...))))
+	domains := slices.Collect(maps.Keys(apps))
+	for domain := range api {
+		if _, both := apps[domain]; !both {
+			domains = append(domains, domain)
+		}
+	}
+	slices.Sort(domains)
 	for _, domain := range domains {
 		var names []string
 		if len(apps[domain]) > 0 {

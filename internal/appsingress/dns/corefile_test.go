@@ -159,6 +159,10 @@ func TestAPINameIsPublishedWithoutExternalIP(t *testing.T) {
 	if !strings.Contains(out, `answer "{{ .Name }} 30 IN A 198.51.100.7"`) {
 		t.Fatalf("the VLAN view does not answer the api name with the API server's address:\n%s", out)
 	}
+	// Other VLANs' clients are refused the api name alone: it has no apps names yet.
+	if !strings.Contains(out, `match "^(api\.(prod))\.example\.com\.$"`) {
+		t.Fatalf("the api name is not refused to other VLANs' clients, or its apps names are:\n%s", out)
+	}
 }
 
 // VLAN clients cannot reach the proxy: their api answer is the endpoint's own address, a CNAME to its host, or (when
