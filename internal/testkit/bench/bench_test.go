@@ -1,8 +1,12 @@
 package bench
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +53,30 @@ func TestWriteJSON(t *testing.T) {
 	data, err := os.ReadFile(path)
 	if err != nil || string(data) != "{\n  \"x\": 1\n}\n" {
 		t.Fatalf("%q, %v", data, err)
+	}
+}
+
+type partial struct {
+	Measured int `json:"measured"`
+}
+
+func (p *partial) Print(io.Writer) {}
+
+// A run that fails part-way and returns what it measured has it written, and still fails; one that returns nothing
+// writes nothing.
+func TestRunMainWritesWhatAFailedRunMeasured(t *testing.T) {
+	failed := errors.New("second phase failed")
+	out := filepath.Join(t.TempDir(), "r.json")
+	err := runMain(out, time.Minute, func(context.Context) (*partial, error) { return &partial{Measured: 7}, failed })
+	data, readErr := os.ReadFile(out)
+	if !errors.Is(err, failed) || readErr != nil || !strings.Contains(string(data), `"measured": 7`) {
+		t.Fatalf("runMain = %v; file %q (%v), want the error and the partial results written", err, data, readErr)
+	}
+	none := filepath.Join(t.TempDir(), "none.json")
+	if err := runMain(none, time.Minute, func(context.Context) (*partial, error) { return nil, failed }); !errors.Is(err, failed) {
+		t.Fatalf("runMain = %v, want %v", err, failed)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Fatalf("a run that measured nothing wrote %s (%v)", none, err)
 	}
 }

@@ -5,11 +5,13 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"time"
 )
 
@@ -19,7 +21,8 @@ type Results interface {
 }
 
 // Main runs a benchmark command: run until it returns, timeout passes or the user interrupts, then the results
-// written to out and printed. It exits with status 1, naming the command, when any step fails.
+// written to out and printed (those of a run that failed part-way too, when it returns them). It exits with status 1,
+// naming the command, when any step fails.
 func Main[R Results](name, out string, timeout time.Duration, run func(context.Context) (R, error)) {
 	if err := runMain(out, timeout, run); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
@@ -34,14 +37,25 @@ func runMain[R Results](out string, timeout time.Duration, run func(context.Cont
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := run(ctx)
-	if err != nil {
+	// A run that failed after measuring something returns what it measured too: it is written and printed, and
+	// the error still ends the run in failure.
+	if err != nil && isNil(res) {
 		return err
 	}
-	if err := WriteJSON(out, res); err != nil {
-		return err
+	if werr := WriteJSON(out, res); werr != nil {
+		return errors.Join(err, werr)
 	}
 	res.Print(os.Stdout)
-	return nil
+	return err
+}
+
+// isNil tells a nil result (a nil pointer, as run returns with an error) from one.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
 // WriteJSON writes v, indented, to path, creating its directory.
