@@ -26,10 +26,10 @@ const (
 	// and the node's address on it): kube-proxy serves NodePorts on the node's addresses there too, as a node with a
 	// leg on a VLAN does.
 	LinksRange = "198.19.0.0/16"
-	nodeLink  = "vi-node0"
-	nodeIface = "eth0"
-	podBridge = "vi-cni0"
-	podCIDR   = "198.18.1.0/24"
+	nodeLink   = "vi-node0"
+	nodeIface  = "eth0"
+	podBridge  = "vi-cni0"
+	podCIDR    = "198.18.1.0/24"
 	// PodCIDR is the Pods' addresses, for a host server's access rules.
 	PodCIDR = podCIDR
 	// clusterDomain is the kubelet's and cluster DNS's domain.
