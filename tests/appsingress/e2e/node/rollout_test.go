@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -40,14 +41,14 @@ const (
 	maxRolloutGap = 20 * time.Second
 )
 
-func (p *rolloutProbe) run(stop <-chan struct{}, done *sync.WaitGroup) {
+func (p *rolloutProbe) run(ctx context.Context, done *sync.WaitGroup) {
 	defer done.Done()
 	tick := time.NewTicker(probeEvery)
 	defer tick.Stop()
 	for {
 		select {
-		case <-stop:
-			// A run of failures still going when the probes stop ended then: stop follows the first success after
+		case <-ctx.Done():
+			// A run of failures still going when the probes stop ended then: they stop at the first success after
 			// the rollout.
 			p.mu.Lock()
 			if !p.firstFail.IsZero() {
@@ -85,30 +86,34 @@ func (p *rolloutProbe) String() string {
 // proveRollout rolls CoreDNS and HAProxy to new Pods (`helm upgrade --wait` with one more Pod annotation) while probes
 // run every probeEvery: the VLAN client asking CoreDNS for a cluster's name, and a Pod's TLS connection through the
 // proxy. The rollout must finish (helm --wait, within nodetier.InstallTimeout: a hostNetwork Pod that cannot bind the
-// node's ports would stall it), and with multusAddress set no two CoreDNS Pods may hold that static address at once
+// node's ports would stall it), and no two Pods may hold a static address of static (Pod selector → address) at once
 // (their network-status, polled meanwhile). The failed requests are counted and logged: one replica of each on one
 // node is replaced, so a gap is expected; the test says how long, and fails past maxRolloutGap.
-func proveRollout(t *testing.T, release *nodetier.Installed, values map[string]any, probes []*rolloutProbe, multusAddress string) {
+func proveRollout(t *testing.T, release *nodetier.Installed, values map[string]any, probes []*rolloutProbe, static map[string]string) {
 	t.Helper()
-	stop := make(chan struct{})
+	// Stopped and waited for on every way out, a failed upgrade included: no probe outlives the test.
+	probing, stopProbes := context.WithCancel(context.Background())
+	watching, stopWatching := context.WithCancel(context.Background())
 	var running sync.WaitGroup
+	defer func() { stopWatching(); stopProbes(); running.Wait() }()
 	for _, p := range probes {
 		running.Add(1)
-		go p.run(stop, &running)
+		go p.run(probing, &running)
 	}
-	most := 0
-	watching := make(chan struct{})
-	if multusAddress != "" {
+	most := map[string]int{}
+	if len(static) > 0 {
 		running.Add(1)
 		go func() {
 			defer running.Done()
 			for {
 				select {
-				case <-watching:
+				case <-watching.Done():
 					return
 				case <-time.After(200 * time.Millisecond):
 				}
-				most = max(most, podsHolding(t, "app.kubernetes.io/component=dns", multusAddress))
+				for selector, address := range static {
+					most[address] = max(most[address], podsHolding(t, selector, address))
+				}
 			}
 		}()
 	}
@@ -120,12 +125,12 @@ func proveRollout(t *testing.T, release *nodetier.Installed, values map[string]a
 		"dns": map[string]any{"podAnnotations": rolled}, "proxy": map[string]any{"podAnnotations": rolled},
 	}))
 	took := time.Since(begin)
-	close(watching)
+	stopWatching()
 	// Until every probe succeeds again: the old Pods may serve until they are gone.
 	for _, p := range probes {
 		poll.Until(t, time.Minute, p.what+" again after the rollout", func() (bool, string, error) { return p.do(), "", nil })
 	}
-	close(stop)
+	stopProbes()
 	running.Wait()
 	var report []string
 	for _, p := range probes {
@@ -134,10 +139,10 @@ func proveRollout(t *testing.T, release *nodetier.Installed, values map[string]a
 			t.Errorf("%s failed for %s in a row during the rollout, more than %s", p.what, p.longest.Round(time.Millisecond), maxRolloutGap)
 		}
 	}
-	if multusAddress != "" {
-		report = append(report, fmt.Sprintf("CoreDNS Pods holding %s at once: at most %d", multusAddress, most))
-		if most > 1 {
-			t.Errorf("%d CoreDNS Pods held the static address %s at once during the rollout", most, multusAddress)
+	for _, address := range slices.Sorted(maps.Values(static)) {
+		report = append(report, fmt.Sprintf("Pods holding %s at once: at most %d", address, most[address]))
+		if most[address] > 1 {
+			t.Errorf("%d Pods held the static address %s at once during the rollout", most[address], address)
 		}
 	}
 	t.Logf("rollout (helm upgrade --wait) done in %s; %s", took.Round(time.Millisecond), strings.Join(report, "; "))

@@ -60,10 +60,10 @@ func TestVLANAttachmentModes(t *testing.T) {
 		attached func(t *testing.T)
 		// proxyOnVLAN, when set, is where the proxy listens on the VLAN (host:port of its HTTPS port).
 		proxyOnVLAN string
-		// rollout proves a rolling update of CoreDNS and HAProxy under requests (proveRollout); rolloutAddress is
-		// CoreDNS's static VLAN address, which no two Pods may hold at once.
-		rollout        bool
-		rolloutAddress string
+		// rollout proves a rolling update of CoreDNS and HAProxy under requests (proveRollout); static is their
+		// static VLAN addresses by Pod selector, which no two Pods may hold at once.
+		rollout bool
+		static  map[string]string
 	}{
 		{
 			name: "Service with externalTrafficPolicy Local",
@@ -96,11 +96,13 @@ func TestVLANAttachmentModes(t *testing.T) {
 				"proxy": map[string]any{"replicaCount": 1, "podAnnotations": map[string]any{multusNetworks: multusSelection(t,
 					map[string]string{vlanProxyAttachment: vlanProxyAddress})}},
 			},
-			vlanDNS:        func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
-			otherVLANDNS:   func(*testing.T) (string, string) { return otherVLANDNSAddress, "53" },
-			proxyOnVLAN:    net.JoinHostPort(vlanProxyAddress, proxyHTTPSPort),
-			rollout:        true,
-			rolloutAddress: vlanDNSAddress,
+			vlanDNS:      func(*testing.T) (string, string) { return vlanDNSAddress, "53" },
+			otherVLANDNS: func(*testing.T) (string, string) { return otherVLANDNSAddress, "53" },
+			proxyOnVLAN:  net.JoinHostPort(vlanProxyAddress, proxyHTTPSPort),
+			rollout:      true,
+			static: map[string]string{
+				"app.kubernetes.io/component=dns": vlanDNSAddress, "app.kubernetes.io/component=proxy": vlanProxyAddress,
+			},
 			attached: func(t *testing.T) {
 				assertAttached(t, "app.kubernetes.io/component=dns", vlanDNSAttachment, vlanDNSAddress)
 				assertAttached(t, "app.kubernetes.io/component=dns", otherVLANDNSAttachment, otherVLANDNSAddress)
@@ -121,7 +123,7 @@ func TestVLANAttachmentModes(t *testing.T) {
 				if mode.rollout {
 					name := "console-openshift-console." + apps
 					proveRollout(t, release, nodetier.Merge(common, mode.values),
-						vlanRolloutProbes(t, probeNS, probe, server, port, name, localenv.RouterB, "router-b"), mode.rolloutAddress)
+						vlanRolloutProbes(t, probeNS, probe, server, port, name, localenv.RouterB, "router-b"), mode.static)
 				}
 			})
 		})
