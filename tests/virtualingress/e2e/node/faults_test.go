@@ -228,13 +228,19 @@ func waitAllReady(t *testing.T, vis dynamic.ResourceInterface, total int, timeou
 		if err != nil {
 			return false, "", err
 		}
-		ready := 0
+		ready, first := 0, ""
 		for i := range list.Items {
-			if s, _, _ := virtualingress.Condition(&list.Items[i], "Ready"); s == "True" {
+			vi := &list.Items[i]
+			if s, _, _ := virtualingress.Condition(vi, "Ready"); s == "True" {
 				ready++
+			} else if first == "" {
+				// The first one waiting, as its status tells it (no Resolved condition: admission never resolved it).
+				rs, rr, _ := virtualingress.Condition(vi, "Resolved")
+				s, reason, msg := virtualingress.Condition(vi, "Ready")
+				first = fmt.Sprintf("; %s: Resolved=%q %s, Ready=%q %s: %s", vi.GetName(), rs, rr, s, reason, msg)
 			}
 		}
-		return ready == total && len(list.Items) == total, fmt.Sprintf("%d of %d Ready", ready, len(list.Items)), nil
+		return ready == total && len(list.Items) == total, fmt.Sprintf("%d of %d Ready%s", ready, len(list.Items), first), nil
 	})
 	return time.Since(begin)
 }
