@@ -10,6 +10,12 @@
 // wildcards): a changed external IP then changes only that file, which the file plugin re-reads within
 // Options.ZoneReloadInterval, instead of the Corefile, whose reload restarts every server block and cannot be checked
 // more often than every 2 s.
+//
+// For the same reason a cluster's blocks and answers are written as soon as it is published at all (its API endpoint
+// is known, before its apps Service has an address): the default view's answer, the proxy's address, does not depend
+// on the Service, and the address's arrival then changes the zone file alone, which CoreDNS serves within
+// ZoneReloadInterval instead of after a Corefile reload, which a fleet of new clusters keeps postponing. Until the
+// address arrives, the VLAN view answers NODATA, and the proxy refuses the cluster's host names (no route yet).
 package dns
 
 import (
@@ -193,17 +199,15 @@ func writeVLANBlocks(b *strings.Builder, files map[string]string, o Options, l l
 		if len(c.VLANCIDRs) == 0 {
 			continue
 		}
-		if len(c.ExternalIPs) > 0 {
-			fmt.Fprintf(b, "\n# %s: VLAN view\n%s.:%d {\n", c.Key, c.AppsDomain(), o.Port)
-			writeBind(b, o)
-			// The probe name gets this view from any client: the operator, outside the VLAN, asks it to learn whether
-			// CoreDNS serves the zone file it wrote.
-			fmt.Fprintf(b, "    view vlan-%s {\n        expr %s || name() == '%s.'\n    }\n",
-				routes.SafeName(c.Key), cidrExpr(c.VLANCIDRs), VLANProbeName(c))
-			name := zoneFileName(c)
-			fmt.Fprintf(b, "    file %s %s. {\n        reload %s\n    }\n}\n", path.Join(o.ZoneDir, name), c.AppsDomain(), o.ZoneReloadInterval)
-			files[name] = zone(c.AppsDomain(), c.ExternalIPs, o.TTL)
-		}
+		fmt.Fprintf(b, "\n# %s: VLAN view\n%s.:%d {\n", c.Key, c.AppsDomain(), o.Port)
+		writeBind(b, o)
+		// The probe name gets this view from any client: the operator, outside the VLAN, asks it to learn whether
+		// CoreDNS serves the zone file it wrote.
+		fmt.Fprintf(b, "    view vlan-%s {\n        expr %s || name() == '%s.'\n    }\n",
+			routes.SafeName(c.Key), cidrExpr(c.VLANCIDRs), VLANProbeName(c))
+		name := zoneFileName(c)
+		fmt.Fprintf(b, "    file %s %s. {\n        reload %s\n    }\n}\n", path.Join(o.ZoneDir, name), c.AppsDomain(), o.ZoneReloadInterval)
+		files[name] = zone(c.AppsDomain(), c.ExternalIPs, o.TTL)
 		writeVLANAPI(b, o, c)
 	}
 }
@@ -258,15 +262,13 @@ func writeVLANCatchAll(b *strings.Builder, o Options, l listener) {
 	b.WriteString("}\n")
 }
 
-// writeRefusals answers REFUSED for the names of clusters that the default view answers: directives of the blocks of
+// writeRefusals answers REFUSED for the names of clusters, which the default view answers: directives of the blocks of
 // clients on another cluster's VLAN, which import them. One regular expression per base domain keeps a shard of
 // thousands of clusters within its ConfigMap.
 func writeRefusals(b *strings.Builder, clusters []routes.Cluster) {
 	apps, api := map[string][]string{}, map[string][]string{}
 	for _, c := range clusters {
-		if len(c.ExternalIPs) > 0 {
-			apps[c.BaseDomain] = append(apps[c.BaseDomain], regexp.QuoteMeta(c.Name))
-		}
+		apps[c.BaseDomain] = append(apps[c.BaseDomain], regexp.QuoteMeta(c.Name))
 		if c.APIEndpoint != "" {
 			api[c.BaseDomain] = append(api[c.BaseDomain], regexp.QuoteMeta(c.Name))
 		}
@@ -307,13 +309,8 @@ func vlanCIDRs(clusters []routes.Cluster) []netip.Prefix {
 // names. They are directives of the catch-all block, which imports them.
 func writeDefaultAnswers(b *strings.Builder, o Options, clusters []routes.Cluster) {
 	for _, c := range clusters {
-		if len(c.ExternalIPs) == 0 && c.APIEndpoint == "" {
-			continue
-		}
 		fmt.Fprintf(b, "# %s\n", c.Key)
-		if len(c.ExternalIPs) > 0 {
-			writeAnswers(b, c.AppsDomain(), wildcard(c.AppsDomain()), o.ProxyIPs, o.TTL)
-		}
+		writeAnswers(b, c.AppsDomain(), wildcard(c.AppsDomain()), o.ProxyIPs, o.TTL)
 		if c.APIEndpoint != "" {
 			writeAnswers(b, c.APIName(), exact(c.APIName()), o.ProxyIPs, o.TTL)
 		}

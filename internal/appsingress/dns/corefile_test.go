@@ -135,33 +135,37 @@ func TestVLANViewOnlyWithCIDRsAndDefaultViewLast(t *testing.T) {
 	}
 }
 
-func TestClustersWithoutExternalIPGetNoRecords(t *testing.T) {
-	cs := routestest.Examples()
-	cs[1].ExternalIPs = nil
-	if out := corefile(opts, cs); strings.Contains(out, "dev.lab.example.org") {
-		t.Fatalf("a cluster without external IP has records:\n%s", out)
-	}
-}
-
-// The API does not wait for the apps Service: a cluster whose Service has no address yet has its api name answered
-// in both views, and no apps records.
-func TestAPINameIsPublishedWithoutExternalIP(t *testing.T) {
+// A cluster is published before its apps Service has an address (its API endpoint is known at once): its blocks and
+// answers are all there, and the address's arrival changes its zone file alone, which CoreDNS reloads without
+// restarting a server block.
+func TestExternalIPArrivalChangesOnlyTheZone(t *testing.T) {
 	cs := routestest.Examples()
 	cs[0].ExternalIPs = nil
 	cs[0].APIEndpoint = "198.51.100.7:6443"
+	before := Render(opts, cs).All()
 	out := corefile(opts, cs)
-	if strings.Contains(out, "apps.prod.example.com") || strings.Contains(routestest.Dump(Render(opts, cs).All()), ".zone <==") {
-		t.Fatalf("apps records or a zone file without an external IP:\n%s", out)
-	}
 	if !strings.Contains(out, `answer "{{ .Name }} 30 IN A 172.30.0.10"`) {
 		t.Fatalf("the default view does not answer the api name with the proxy:\n%s", out)
 	}
 	if !strings.Contains(out, `answer "{{ .Name }} 30 IN A 198.51.100.7"`) {
 		t.Fatalf("the VLAN view does not answer the api name with the API server's address:\n%s", out)
 	}
-	// Other VLANs' clients are refused the api name alone: it has no apps names yet.
-	if !strings.Contains(out, `match "^(api\.(prod))\.example\.com\.$"`) {
-		t.Fatalf("the api name is not refused to other VLANs' clients, or its apps names are:\n%s", out)
+	if !strings.Contains(out, `match "^(([-a-z0-9_]+\.)+apps\.(prod)|api\.(prod))\.example\.com\.$"`) {
+		t.Fatalf("the apps and api names are not refused to other VLANs' clients:\n%s", out)
+	}
+	const key = "vlan-clusters_prod.zone"
+	if strings.Contains(before[key], "\tIN\tA\t") || strings.Contains(before[key], "\tIN\tAAAA\t") {
+		t.Fatalf("the zone of a cluster without an address has address records:\n%s", before[key])
+	}
+	cs[0].ExternalIPs = []netip.Addr{netip.MustParseAddr("192.0.2.99")}
+	after := Render(opts, cs).All()
+	for name := range after {
+		if name != key && before[name] != after[name] {
+			t.Fatalf("the first external IP rewrote %s: CoreDNS would reload every server block", name)
+		}
+	}
+	if !strings.Contains(after[key], "*\t30\tIN\tA\t192.0.2.99\n") || serial(t, before[key]) == serial(t, after[key]) {
+		t.Fatalf("the zone does not hold the first address under a new serial:\n%s", after[key])
 	}
 }
 
