@@ -12,8 +12,7 @@ import (
 type phase struct {
 	// IPToConfigMap: external IP assigned → the operator's ConfigMaps hold it (the operator's own latency).
 	IPToConfigMap bench.Latency `json:"ipToConfigMap"`
-	// IPToDNS: external IP assigned → CoreDNS answers it to a VLAN client (adds the file sync and CoreDNS's reload
-	// interval, 2s ± 1s).
+	// IPToDNS: external IP assigned → CoreDNS answers it to a VLAN client (adds the file sync and CoreDNS's reload).
 	IPToDNS bench.Latency `json:"ipToDNS"`
 	// IPToProxy: external IP assigned → a TLS connection through HAProxy with the cluster's SNI reaches that IP.
 	IPToProxy bench.Latency `json:"ipToProxy"`
@@ -25,6 +24,12 @@ type results struct {
 	Create phase `json:"create"`
 	// Change: with every cluster Ready, one cluster at a time gets a new IP (steady state).
 	Change phase `json:"ipChange"`
+	// CreateToIP: in the burst, AppsIngress created → its hosted Service's external IP (the operator's Service
+	// creation, then MetalLB; compare the floor's create → IP).
+	CreateToIP bench.Latency `json:"createToIP"`
+	// CreateIPToReady: in the burst, external IP assigned → the AppsIngress's status Ready (the operator has seen both
+	// servers answer; polled every 200 ms).
+	CreateIPToReady bench.Latency `json:"createIPToReady"`
 	// Missed lists clusters left out of a latency because one of its ends was not observed (should be empty).
 	Missed []string `json:"missed,omitempty"`
 	// AllReadySeconds: from creating the first AppsIngress until all are Ready.
@@ -51,7 +56,9 @@ func (r *results) Print(w io.Writer) {
 		name string
 		l    bench.Latency
 	}{
+		{"create burst: AppsIngress created → IP", r.CreateToIP},
 		{"create burst: IP → ConfigMap", r.Create.IPToConfigMap}, {"create burst: IP → DNS answer", r.Create.IPToDNS}, {"create burst: IP → proxy route", r.Create.IPToProxy},
+		{"create burst: IP → Ready", r.CreateIPToReady},
 		{"IP change: IP → ConfigMap", r.Change.IPToConfigMap}, {"IP change: IP → DNS answer", r.Change.IPToDNS}, {"IP change: IP → proxy route", r.Change.IPToProxy},
 	} {
 		fmt.Fprintf(tw, "%s\tp50 %.3fs\tp95 %.3fs\tmax %.3fs\t(%d)\n", l.name, l.l.P50Seconds, l.l.P95Seconds, l.l.MaxSeconds, l.l.Samples)

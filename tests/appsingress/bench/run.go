@@ -24,6 +24,16 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
+// Address prefixes of localenv's two MetalLB pools: AppsIngresses are created in the first, measureChanges moves them
+// to the second.
+const (
+	createPoolPrefix = "127.20."
+	changePoolPrefix = "127.21."
+)
+
+// followGrace is how long the followers may still ask once every cluster is Ready (which says both servers answer).
+const followGrace = 30 * time.Second
+
 func run(ctx context.Context, o options) (*results, error) {
 	dir, err := os.MkdirTemp("", "appsingress-bench-")
 	if err != nil {
@@ -74,72 +84,57 @@ func run(ctx context.Context, o options) (*results, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("b%03d", i)
 	}
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	fol := follow(followCtx, names, createPoolPrefix, ipSeen, s)
+	readySeen := newStamps()
 	start := time.Now()
+	created := make(map[string]time.Time, len(names))
 	for _, n := range names {
 		if err := e.CreateAppsIngress(ctx, n, s.Ports); err != nil {
 			return nil, err
 		}
+		created[n] = time.Now()
 	}
-	allReady, err := waitAllReady(ctx, e, o.clusters)
+	allReady, err := waitAllReady(ctx, e, o.clusters, readySeen)
 	if err != nil {
 		return nil, fmt.Errorf("%w\noperator log:\n%s", err, op.Logs())
 	}
 	res := &results{Clusters: o.clusters, AllReadySeconds: allReady.Sub(start).Seconds(), Floor: fl}
 	fmt.Fprintf(os.Stderr, "all %d Ready in %.1fs (%.1f× the floor)\n", o.clusters, res.AllReadySeconds, res.AllReadySeconds/fl.AllIPsSeconds)
+	// Every cluster Ready says both servers answer it: the followers end within a round.
+	time.AfterFunc(followGrace, stopFollowing)
+	fol.wait()
 
 	statusIPs, err := readyIPs(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	var toCM, toDNS, toProxy []time.Duration
-	var firstErr error
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
+	var toIP, toCM, toDNS, toProxy, toReady []time.Duration
 	for _, n := range names {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			// The IP the operator published (status), and when the hosted Service was first seen with it.
-			ip := statusIPs[n]
-			_, at := ipSeen.get(n + "-apps/" + ip)
-			if at.IsZero() {
-				mu.Lock()
-				res.Missed = append(res.Missed, n+": "+ip+" never seen on the hosted Service")
-				mu.Unlock()
-				return
-			}
-			name := "x.apps." + n + "." + localenv.BaseDomain
-			cmAt, cmErr := cmSeen.wait(ip, 30*time.Second)
-			dnsAt, err := waitDNS(ctx, s.DNSAddr, name, ip)
-			var proxyAt time.Time
-			if err == nil {
-				proxyAt, err = waitProxy(ctx, s.Ports.HTTPS, name, ip)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("%s: %w", n, err)
-				}
-				return
-			}
-			if cmErr != nil {
-				res.Missed = append(res.Missed, n+": "+cmErr.Error())
+		// The IP the operator published (status), and when the hosted Service was first seen with it.
+		ip := statusIPs[n]
+		_, at := ipSeen.get(n + "-apps/" + ip)
+		if at.IsZero() {
+			res.Missed = append(res.Missed, n+": "+ip+" never seen on the hosted Service")
+			continue
+		}
+		toIP = append(toIP, at.Sub(created[n]))
+		for _, end := range []struct {
+			what string
+			seen *stamps
+			key  string
+			into *[]time.Duration
+		}{{"ConfigMap", cmSeen, ip, &toCM}, {"DNS answer", fol.dns, n, &toDNS}, {"proxy route", fol.proxy, n, &toProxy}, {"Ready", readySeen, n, &toReady}} {
+			if v, t := end.seen.get(end.key); t.IsZero() || (end.seen != cmSeen && end.seen != readySeen && v != ip) {
+				res.Missed = append(res.Missed, fmt.Sprintf("%s: %s for %s never seen (%q)", n, end.what, ip, v))
 			} else {
-				toCM = append(toCM, cmAt.Sub(at))
+				*end.into = append(*end.into, t.Sub(at))
 			}
-			toDNS = append(toDNS, dnsAt.Sub(at))
-			toProxy = append(toProxy, proxyAt.Sub(at))
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+		}
 	}
 	res.Create = phase{IPToConfigMap: bench.Summarise(toCM), IPToDNS: bench.Summarise(toDNS), IPToProxy: bench.Summarise(toProxy)}
+	res.CreateToIP, res.CreateIPToReady = bench.Summarise(toIP), bench.Summarise(toReady)
 	if res.Change, err = measureChanges(ctx, e, s, names, o.changes, ipSeen, cmSeen); err != nil {
 		// The burst's figures stand; the run still fails.
 		return res, fmt.Errorf("IP change: %w", err)
@@ -217,7 +212,8 @@ func watchIPs(ctx context.Context, e *localenv.Env, seen *stamps) error {
 	return nil
 }
 
-func waitAllReady(ctx context.Context, e *localenv.Env, n int) (time.Time, error) {
+// waitAllReady waits for n AppsIngresses Ready, recording in seen when each was first seen Ready.
+func waitAllReady(ctx context.Context, e *localenv.Env, n int, seen *stamps) (time.Time, error) {
 	var ready int
 	// Bounded by the bench's --timeout: a fleet of thousands takes minutes on a small machine.
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -228,6 +224,7 @@ func waitAllReady(ctx context.Context, e *localenv.Env, n int) (time.Time, error
 		ready = 0
 		for _, it := range list.Items {
 			if phase, _, _ := unstructured.NestedString(it.Object, "status", "phase"); phase == "Ready" {
+				seen.set(it.GetName(), "", time.Now())
 				ready++
 			}
 		}
@@ -289,7 +286,7 @@ func measureChanges(ctx context.Context, e *localenv.Env, s *localenv.Serving, n
 		var ip string
 		var at time.Time
 		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			ip, at = ipSeen.latestIn(name+"-apps/", "127.21.")
+			ip, at = ipSeen.latestIn(name+"-apps/", changePoolPrefix)
 			return !at.IsZero(), nil
 		}); err != nil {
 			return phase{}, fmt.Errorf("%s: no IP from %s: %w", name, localenv.PoolB, err)
