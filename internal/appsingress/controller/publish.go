@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -199,10 +200,7 @@ func (p *publisher) render(ctx context.Context, batch map[string]*routes.Cluster
 	if !same {
 		dnsFiles, proxyFiles = dns.Render(dnsOpts, clusters), proxy.Render(p.proxyOpts, clusters)
 	}
-	if err := p.writeAll(ctx, p.dnsMap, dnsFiles); err != nil {
-		return published{}, err
-	}
-	if err := p.writeAll(ctx, p.proxyMap, proxyFiles); err != nil {
+	if err := p.writeAll(ctx, map[types.NamespacedName]routes.Files{p.dnsMap: dnsFiles, p.proxyMap: proxyFiles}); err != nil {
 		return published{}, err
 	}
 	if !p.pruned {
@@ -322,24 +320,42 @@ func (p *publisher) requestDNSReload(ctx context.Context, now time.Time, every t
 	return request, nil
 }
 
-// writeAll writes files' main part to the ConfigMap main and shard i to main-i. A shard too large for a ConfigMap is
-// an error that says what to do; nothing of that render is written after it.
-func (p *publisher) writeAll(ctx context.Context, main types.NamespacedName, files routes.Files) error {
-	for i, shard := range files.Shards {
-		if n := routes.Size(shard); n > maxConfigMapBytes {
-			return fmt.Errorf("ConfigMap %s would hold %d bytes, more than a ConfigMap can (1 MiB): raise --config-shards (the chart's configShards) above %d",
-				routes.ShardName(main.Name, i), n, len(files.Shards))
+// writeAll writes, for each main ConfigMap, its files' main part to it and shard i to main-i. A shard too large for
+// a ConfigMap is an error that says what to do, and nothing of that render is written.
+//
+// The shards are written together, then the main parts together: every render waits for its writes, and a fleet being
+// created renders several times a second, so writing one ConfigMap after another made the writes the fleet's
+// bottleneck.
+func (p *publisher) writeAll(ctx context.Context, all map[types.NamespacedName]routes.Files) error {
+	for main, files := range all {
+		for i, shard := range files.Shards {
+			if n := routes.Size(shard); n > maxConfigMapBytes {
+				return fmt.Errorf("ConfigMap %s would hold %d bytes, more than a ConfigMap can (1 MiB): raise --config-shards (the chart's configShards) above %d",
+					routes.ShardName(main.Name, i), n, len(files.Shards))
+			}
 		}
 	}
-	for i, shard := range files.Shards {
-		key := types.NamespacedName{Namespace: main.Namespace, Name: routes.ShardName(main.Name, i)}
-		if err := p.write(ctx, key, shard); err != nil {
-			return fmt.Errorf("writing ConfigMap %s: %w", key, err)
+	shards, mains := map[types.NamespacedName]map[string]string{}, map[types.NamespacedName]map[string]string{}
+	for main, files := range all {
+		for i, shard := range files.Shards {
+			shards[types.NamespacedName{Namespace: main.Namespace, Name: routes.ShardName(main.Name, i)}] = shard
 		}
+		mains[main] = files.Main
 	}
 	// The main files last: a Corefile or haproxy.cfg naming a new shard finds its files written.
-	if err := p.write(ctx, main, files.Main); err != nil {
-		return fmt.Errorf("writing ConfigMap %s: %w", main, err)
+	for _, set := range []map[types.NamespacedName]map[string]string{shards, mains} {
+		g, gctx := errgroup.WithContext(ctx)
+		for key, data := range set {
+			g.Go(func() error {
+				if err := p.write(gctx, key, data); err != nil {
+					return fmt.Errorf("writing ConfigMap %s: %w", key, err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
