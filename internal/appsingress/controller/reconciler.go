@@ -42,6 +42,8 @@ type Reconciler struct {
 	// recheck how often a Ready object is checked again.
 	check             *loadCheck
 	loadPoll, recheck time.Duration
+	// servedWait is how long a reconcile that published a new entry waits for the servers to serve it.
+	servedWait time.Duration
 	// dnsRepairAfter is how long an entry may go unserved by a CoreDNS replica whose configuration does not move
 	// before a reload is requested; generations is what each replica was seen running.
 	dnsRepairAfter time.Duration

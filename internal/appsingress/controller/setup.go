@@ -57,6 +57,9 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// LoadPoll is how often an object whose entry is not served everywhere yet asks again. Default 1s.
 	LoadPoll time.Duration
+	// ServedWait is how long the reconcile that published a new entry waits for every replica to serve it before it
+	// writes the status and leaves the rest to LoadPoll. Default 2s; negative: no wait.
+	ServedWait time.Duration
 	// DNSRepairAfter is how long a CoreDNS replica may run one configuration without serving an entry written before
 	// the operator requests a reload of every replica's configuration (at most once per DNSRepairAfter). Default 30s.
 	DNSRepairAfter time.Duration
@@ -95,6 +98,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LoadPoll == 0 {
 		o.LoadPoll = time.Second
+	}
+	if o.ServedWait == 0 {
+		o.ServedWait = 2 * time.Second
 	}
 	if o.RecheckInterval == 0 {
 		o.RecheckInterval = time.Minute
@@ -201,6 +207,7 @@ func newReconciler(mgr ctrl.Manager, o Options) (*Reconciler, chan event.TypedGe
 		slowResync:     5 * time.Minute,
 		check:          newLoadCheck(o.DNSReplicas, o.ProxyReplicas, o.ProbeTimeout),
 		loadPoll:       o.LoadPoll,
+		servedWait:     o.ServedWait,
 		recheck:        o.RecheckInterval,
 		dnsRepairAfter: o.DNSRepairAfter,
 		controlPlane: controlPlane{

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -138,11 +139,27 @@ func (r *Reconciler) publishAndCheck(ctx context.Context, ai, next *v1alpha1.App
 		return r.conclude(ai, o), nil
 	}
 	o.entry, _ = entry(next)
-	if o.served, err = r.observeServed(ctx, ai, o.entry, pub); err != nil {
-		return ctrl.Result{}, err
+	// A new entry is waited for here a little (servedWait): the servers usually load it within a second, and a status
+	// written in between, then a requeue through a busy queue, would cost a fleet being created a status write, an
+	// Event and a reconcile per object, and each object seconds. An object already waiting is asked once.
+	deadline := time.Now().Add(r.servedWait)
+	for {
+		if o.served, err = r.observeServed(ctx, ai, o.entry, pub); err != nil {
+			return ctrl.Result{}, err
+		}
+		if (o.served.dnsOK && o.served.proxyOK) || o.served.proxyRejected || o.waiting || !time.Now().Before(deadline) {
+			return r.conclude(ai, o), nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctrl.Result{}, ctx.Err()
+		case <-time.After(servedPoll):
+		}
 	}
-	return r.conclude(ai, o), nil
 }
+
+// servedPoll is how often a new entry's servers are asked while the reconcile waits for them (servedWait).
+const servedPoll = 100 * time.Millisecond
 
 // observeServed asks what every replica serves of entry c. A CoreDNS replica that keeps not serving it is asked to
 // reload (repairDNS), which the DNS message then says.

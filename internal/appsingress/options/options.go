@@ -80,5 +80,5 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.BackoffMax, "backoff-max", 5*time.Minute, "longest retry delay")
 	o.Manager.Register(fs, 50, 100)
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "apps-ingress-operator", "name of the leader election Lease")
-	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 16, "AppsIngresses reconciled in parallel (most of a reconcile waits on a hosted cluster or a server)")
+	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 64, "AppsIngresses reconciled in parallel (most of a reconcile waits: on a hosted cluster, a server, or the render that writes its entry together with others)")
 }
