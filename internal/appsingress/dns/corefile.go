@@ -240,22 +240,23 @@ func writeCatchAll(b *strings.Builder, o Options, l listener, generation string)
 // catch-all. Each shard has its block, so that the Corefile stays independent of the clusters: view blocks of one
 // zone are tried in order, and the shards' files are imported before the catch-all, which has no view.
 func writeOtherVLANs(b *strings.Builder, o Options, l listener, vlans []netip.Prefix) {
-	o.Port, o.Bind = l.port, l.bind
-	fmt.Fprintf(b, "\n# Clients of these clusters' VLANs, asking about another cluster\n.:%d {\n", o.Port)
-	writeBind(b, o)
-	fmt.Fprintf(b, "    view vlan-clients {\n        expr %s\n    }\n", anyCIDRExpr(vlans))
-	b.WriteString("    errors\n")
-	fmt.Fprintf(b, "    import %s\n", path.Join(o.ZoneDir, refusedPrefix+"-*"+importSuffix))
-	writeOthers(b, o, false)
-	b.WriteString("}\n")
+	b.WriteString("\n# Clients of these clusters' VLANs, asking about another cluster\n")
+	writeRefusingBlock(b, o, l, fmt.Sprintf("    view vlan-clients {\n        expr %s\n    }\n", anyCIDRExpr(vlans)))
 }
 
 // writeVLANCatchAll writes the "." block of a listener only VLAN clients reach (o.VLANBind): every cluster's names
 // are REFUSED to a client its VLAN view did not take, whatever its address, and other names go on as in the catch-all.
 func writeVLANCatchAll(b *strings.Builder, o Options, l listener) {
+	writeRefusingBlock(b, o, l, "")
+}
+
+// writeRefusingBlock writes a "." block on l, limited by view (a view directive, or "" for every client), that
+// refuses every cluster's names (every shard's refusals) and sends other names on as the catch-all does.
+func writeRefusingBlock(b *strings.Builder, o Options, l listener, view string) {
 	o.Port, o.Bind = l.port, l.bind
 	fmt.Fprintf(b, ".:%d {\n", o.Port)
 	writeBind(b, o)
+	b.WriteString(view)
 	b.WriteString("    errors\n")
 	fmt.Fprintf(b, "    import %s\n", path.Join(o.ZoneDir, refusedPrefix+"-*"+importSuffix))
 	writeOthers(b, o, false)
