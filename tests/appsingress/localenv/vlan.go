@@ -65,22 +65,27 @@ var vlans = []*vlan{
 
 // SetUpVLAN creates both VLANs and lets the node's Pods answer their clients; the returned function undoes it all.
 func SetUpVLAN(cluster *devcluster.Cluster) (func() error, error) {
-	var undo []func() error
-	undoAll := func() error {
-		var errs []error
-		for i := len(undo) - 1; i >= 0; i-- {
-			errs = append(errs, undo[i]())
-		}
-		return errors.Join(errs...)
-	}
+	var undo undoStack
 	for _, v := range vlans {
 		u, err := v.setUp(cluster)
 		if err != nil {
-			return nil, errors.Join(err, undoAll())
+			return nil, errors.Join(err, undo.run())
 		}
 		undo = append(undo, u)
 	}
-	return undoAll, nil
+	return undo.run, nil
+}
+
+// undoStack is what a set-up did, each step's undo in the order they were done.
+type undoStack []func() error
+
+// run undoes every step, the last first, and joins their errors.
+func (u undoStack) run() error {
+	var errs []error
+	for i := len(u) - 1; i >= 0; i-- {
+		errs = append(errs, u[i]())
+	}
+	return errors.Join(errs...)
 }
 
 func (v *vlan) setUp(cluster *devcluster.Cluster) (func() error, error) {
@@ -92,14 +97,7 @@ func (v *vlan) setUp(cluster *devcluster.Cluster) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	undo := []func() error{func() error { hosts.Close(); v.hosts = nil; return nil }}
-	undoAll := func() error {
-		var errs []error
-		for i := len(undo) - 1; i >= 0; i-- {
-			errs = append(errs, undo[i]())
-		}
-		return errors.Join(errs...)
-	}
+	undo := undoStack{func() error { hosts.Close(); v.hosts = nil; return nil }}
 	ctx := context.Background()
 	inNode := func(args ...string) func() error { return func() error { return node.Run(ctx, "ip", args...) } }
 	inHosts := func(args ...string) func() error { return func() error { return hosts.Run(ctx, "ip", args...) } }
@@ -126,7 +124,7 @@ func (v *vlan) setUp(cluster *devcluster.Cluster) (func() error, error) {
 	}...)
 	for _, s := range steps {
 		if err := s.do(); err != nil {
-			return nil, errors.Join(err, undoAll())
+			return nil, errors.Join(err, undo.run())
 		}
 		if s.undo != nil {
 			undo = append(undo, s.undo)
@@ -135,11 +133,11 @@ func (v *vlan) setUp(cluster *devcluster.Cluster) (func() error, error) {
 	// CoreDNS's answers to VLAN clients leave the Pods' bridge for the VLAN's.
 	allowed, err := cluster.AllowPodsTo(v.bridge)
 	if err != nil {
-		return nil, errors.Join(err, undoAll())
+		return nil, errors.Join(err, undo.run())
 	}
 	undo = append(undo, allowed)
 	v.hosts = hosts
-	return undoAll, nil
+	return undo.run, nil
 }
 
 // hostIP runs ip on the host, for the route back to the VLAN; undoing it once the node (and its link) is gone is

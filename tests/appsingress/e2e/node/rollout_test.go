@@ -4,7 +4,6 @@ package node_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -181,9 +180,7 @@ func podsHolding(t *testing.T, selector, address string) int {
 	}
 	n := 0
 	for _, p := range pods.Items {
-		var status []networkStatus
-		_ = json.Unmarshal([]byte(p.Annotations["k8s.v1.cni.cncf.io/network-status"]), &status)
-		if slices.ContainsFunc(status, func(s networkStatus) bool { return slices.Contains(s.IPs, address) }) {
+		if hasLeg(&p, func(s networkStatus) bool { return slices.Contains(s.IPs, address) }) {
 			n++
 		}
 	}

@@ -166,6 +166,13 @@ type networkStatus struct {
 	MAC  string   `json:"mac"`
 }
 
+// hasLeg says whether Multus recorded, in p's network-status, a leg that match accepts.
+func hasLeg(p *corev1.Pod, match func(networkStatus) bool) bool {
+	var status []networkStatus
+	_ = json.Unmarshal([]byte(p.Annotations["k8s.v1.cni.cncf.io/network-status"]), &status)
+	return slices.ContainsFunc(status, match)
+}
+
 // assertAttached waits (a minute at most) until every Pod of selector has the attachment's address, with the MAC
 // address multusSelection asks for, as Multus recorded them in the Pod's network-status.
 func assertAttached(t *testing.T, selector, attachment, address string) {
@@ -178,9 +185,7 @@ func assertAttached(t *testing.T, selector, attachment, address string) {
 			return false, "no Pods", err
 		}
 		for _, p := range pods.Items {
-			var status []networkStatus
-			_ = json.Unmarshal([]byte(p.Annotations["k8s.v1.cni.cncf.io/network-status"]), &status)
-			if !slices.ContainsFunc(status, func(s networkStatus) bool {
+			if !hasLeg(&p, func(s networkStatus) bool {
 				return s.Name == nodeChart+"/"+attachment && slices.Contains(s.IPs, address) && s.MAC == macFor(address)
 			}) {
 				return false, fmt.Sprintf("Pod %s: network-status %q", p.Name, p.Annotations["k8s.v1.cni.cncf.io/network-status"]), nil
