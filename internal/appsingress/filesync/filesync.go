@@ -139,17 +139,25 @@ func Once(ctx context.Context, kube kubernetes.Interface, keys []types.Namespace
 // operator writes it again.
 func Run(ctx context.Context, kube kubernetes.Interface, keys []types.NamespacedName, dir string, logf func(string, ...any)) error {
 	var last map[string]string
-	err := sync(ctx, kube, keys, func(data map[string]string) (bool, error) {
+	return Follow(ctx, kube, keys, func(data map[string]string) {
 		if maps.Equal(data, last) {
-			return false, nil
+			return
 		}
 		if err := Write(dir, data); err != nil {
 			// A write that fails (a full volume, say) is retried at the next change; the old files stay.
 			logf("writing %d ConfigMaps into %s: %v", len(keys), dir, err)
-			return false, nil
+			return
 		}
 		last = data
 		logf("%d ConfigMaps written into %s (%d files)", len(keys), dir, len(data))
+	})
+}
+
+// Follow calls f with the union of the ConfigMaps' data after every change (a burst that arrived together is one
+// call), from the moment all of them exist, until ctx ends.
+func Follow(ctx context.Context, kube kubernetes.Interface, keys []types.NamespacedName, f func(map[string]string)) error {
+	err := sync(ctx, kube, keys, func(data map[string]string) (bool, error) {
+		f(data)
 		return false, nil
 	})
 	if ctx.Err() != nil {

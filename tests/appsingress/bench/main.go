@@ -1,10 +1,11 @@
 // Command bench measures the apps-ingress-operator at scale on two local control planes
 // (internal/testkit/devcluster): N AppsIngress objects pointing at one hosted cluster with different Service names,
 // MetalLB's real controller assigning their IPs, the operator running as its real binary (out of process, so its
-// memory is its own), and the real CoreDNS and HAProxy serving the rendered ConfigMaps. Per cluster it reports the
-// time from the external IP being assigned (seen on a watch of the hosted Service) to the ConfigMaps holding it, to
-// CoreDNS answering it from the VLAN view, and to HAProxy routing a TLS connection to it; then the full re-render
-// time and the operator's peak memory.
+// memory is its own), and the real CoreDNS and HAProxy serving the rendered ConfigMaps. Per cluster, while the burst
+// runs, it reports the time from the external IP being assigned (seen on a watch of the hosted Service) to the
+// ConfigMaps holding it, to CoreDNS answering it from the VLAN view, to HAProxy routing a TLS connection to it and to
+// the AppsIngress Ready; then the same for IP changes one at a time, the full re-render time and the operator's peak
+// memory.
 //
 //	go run ./tests/appsingress/bench --out _output/bench/appsingress.json
 package main

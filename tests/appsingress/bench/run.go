@@ -12,9 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
@@ -86,7 +89,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	}
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
-	fol := follow(followCtx, names, createPoolPrefix, ipSeen, s)
+	fol := follow(followCtx, names, createPoolPrefix, ipSeen, cmSeen, s)
 	readySeen := newStamps()
 	start := time.Now()
 	created := make(map[string]time.Time, len(names))
@@ -212,28 +215,44 @@ func watchIPs(ctx context.Context, e *localenv.Env, seen *stamps) error {
 	return nil
 }
 
-// waitAllReady waits for n AppsIngresses Ready, recording in seen when each was first seen Ready.
+// waitAllReady waits for n AppsIngresses Ready, recording in seen when each was first seen Ready. It watches them, as
+// the floor watches its Services: a list every few hundred milliseconds would load the API server the operator
+// writes to with thousands of objects a second.
 func waitAllReady(ctx context.Context, e *localenv.Env, n int, seen *stamps) (time.Time, error) {
-	var ready int
+	ais := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS)
+	lw := &cache.ListWatch{
+		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ais.List(ctx, o) },
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return ais.Watch(ctx, o) },
+	}
+	ready := map[string]bool{}
 	// Bounded by the bench's --timeout: a fleet of thousands takes minutes on a small machine.
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		list, err := e.MgmtDyn.Resource(localenv.AppsIngressGVR).Namespace(localenv.ClustersNS).List(ctx, metav1.ListOptions{})
-		if err != nil {
+	_, err := watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
+		it, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || ev.Type == watch.Deleted {
 			return false, nil
 		}
-		ready = 0
-		for _, it := range list.Items {
-			if phase, _, _ := unstructured.NestedString(it.Object, "status", "phase"); phase == "Ready" {
-				seen.set(it.GetName(), "", time.Now())
-				ready++
-			}
+		// All Ready at once, as a list would see them: one that turned Ready and then left it counts again only
+		// when it is back.
+		phase, _, _ := unstructured.NestedString(it.Object, "status", "phase")
+		if ready[it.GetName()] = phase == "Ready"; ready[it.GetName()] {
+			seen.set(it.GetName(), "", time.Now())
 		}
-		return ready == n, nil
+		return countTrue(ready) == n, nil
 	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%d of %d AppsIngresses Ready: %w", ready, n, err)
+		return time.Time{}, fmt.Errorf("%d of %d AppsIngresses Ready: %w", countTrue(ready), n, err)
 	}
 	return time.Now(), nil
+}
+
+func countTrue(m map[string]bool) int {
+	n := 0
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
 }
 
 func waitDNS(ctx context.Context, server, name, ip string) (time.Time, error) {

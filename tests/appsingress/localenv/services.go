@@ -24,11 +24,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/dns"
+	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/filesync"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/proxy"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/localproc"
@@ -113,25 +114,31 @@ func ConfigFiles(ctx context.Context, kube kubernetes.Interface, namespace, name
 	return files, true, nil
 }
 
-// SyncConfig copies the ConfigMaps into CoreDNS's and HAProxy's files as the sidecar would (every 100ms here) and
-// reloads HAProxy, until ctx ends. onDNS, if set, sees each new set of DNS files and when it was read.
+// SyncConfig copies the ConfigMaps into CoreDNS's and HAProxy's files and reloads HAProxy, as the Pods' sidecar does
+// (filesync, watching them), until ctx ends. onDNS, if set, sees each new set of DNS files and when it arrived.
 func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[string]string, at time.Time)) {
-	var lastDNS, lastProxy map[string]string
-	_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, false, func(ctx context.Context) (bool, error) {
-		if files, ok, err := ConfigFiles(ctx, e.MgmtKube, OperatorNS, DNSMap, ConfigShards); err == nil && ok && !maps.Equal(files, lastDNS) {
-			if onDNS != nil {
-				onDNS(files, time.Now())
-			}
-			if s.DNS.Update(files) == nil {
-				lastDNS = files
-			}
-		}
-		if files, ok, err := ConfigFiles(ctx, e.MgmtKube, OperatorNS, ProxyMap, ConfigShards); err == nil && ok && !maps.Equal(files, lastProxy) {
-			if s.Proxy.Reload(files) == nil {
+	keys := func(name string) []types.NamespacedName {
+		return filesync.Options{Namespace: OperatorNS, ConfigMap: name, Shards: ConfigShards}.Keys()
+	}
+	var lastProxy map[string]string
+	go func() {
+		_ = filesync.Follow(ctx, e.MgmtKube, keys(ProxyMap), func(files map[string]string) {
+			if !maps.Equal(files, lastProxy) && s.Proxy.Reload(files) == nil {
 				lastProxy = files
 			}
+		})
+	}()
+	var lastDNS map[string]string
+	_ = filesync.Follow(ctx, e.MgmtKube, keys(DNSMap), func(files map[string]string) {
+		if maps.Equal(files, lastDNS) {
+			return
 		}
-		return false, nil // until ctx ends
+		if onDNS != nil {
+			onDNS(files, time.Now())
+		}
+		if s.DNS.Update(files) == nil {
+			lastDNS = files
+		}
 	})
 }
 
