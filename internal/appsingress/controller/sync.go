@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"strings"
 	"time"
 
@@ -134,20 +135,27 @@ func (r *Reconciler) publish(ctx context.Context, ai, next *v1alpha1.AppsIngress
 
 // publishAndCheck publishes next's entry and asks every CoreDNS and HAProxy replica whether it serves it.
 func (r *Reconciler) publishAndCheck(ctx context.Context, ai, next *v1alpha1.AppsIngress, o observed) (ctrl.Result, error) {
+	before, _ := entry(ai)
+	o.entry, _ = entry(next)
+	// A changed entry is waited for here a little (servedWait): the servers usually load it within a second, and a
+	// status written in between, then a requeue through a busy queue, would cost a fleet being created a status
+	// write, an Event and a reconcile per object, and each object seconds. An unchanged one (a Ready object's
+	// recheck, an object already waiting) is asked once: during an outage of the servers, a fleet of rechecks would
+	// otherwise hold every worker.
+	changed := !o.waiting && !reflect.DeepEqual(before, o.entry)
 	pub, err := r.publish(ctx, ai, next)
 	if o.configWrite = err; err != nil {
 		return r.conclude(ai, o), nil
 	}
-	o.entry, _ = entry(next)
-	// A new entry is waited for here a little (servedWait): the servers usually load it within a second, and a status
-	// written in between, then a requeue through a busy queue, would cost a fleet being created a status write, an
-	// Event and a reconcile per object, and each object seconds. An object already waiting is asked once.
-	deadline := time.Now().Add(r.servedWait)
+	deadline := time.Now()
+	if changed {
+		deadline = deadline.Add(r.servedWait)
+	}
 	for {
 		if o.served, err = r.observeServed(ctx, ai, o.entry, pub); err != nil {
 			return ctrl.Result{}, err
 		}
-		if (o.served.dnsOK && o.served.proxyOK) || o.served.proxyRejected || o.waiting || !time.Now().Before(deadline) {
+		if (o.served.dnsOK && o.served.proxyOK) || o.served.proxyRejected || !time.Now().Before(deadline) {
 			return r.conclude(ai, o), nil
 		}
 		select {
