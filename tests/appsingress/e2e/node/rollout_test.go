@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/testkit/nodetier"
@@ -171,7 +172,10 @@ func vlanRolloutProbes(t *testing.T, probeNS, probe, vlanServer, vlanPort, name,
 	}
 }
 
-// podsHolding counts the Pods of selector whose network-status lists address.
+// podsHolding counts the Pods of selector whose network-status lists address, leaving out Pods in a terminal phase:
+// the kubelet stops a Pod's sandbox, and with it the attachment, before it reports the phase, while the annotation
+// stays until the object is deleted. A Recreate rollout starts the new Pod once the old one is terminal, so counting
+// the old one's annotation then would report an address the old Pod no longer holds.
 func podsHolding(t *testing.T, selector, address string) int {
 	pods, err := node.Kube.CoreV1().Pods(nodeChart).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
@@ -180,6 +184,9 @@ func podsHolding(t *testing.T, selector, address string) int {
 	}
 	n := 0
 	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
 		if hasLeg(&p, func(s networkStatus) bool { return slices.Contains(s.IPs, address) }) {
 			n++
 		}
