@@ -9,7 +9,7 @@ import (
 	"github.com/virtual-ingress/virtual-ingress/tests/appsingress/localenv"
 )
 
-// follower records, per cluster, when CoreDNS's VLAN view and then HAProxy first serve the address MetalLB gave the
+// follower records, per cluster, when CoreDNS's VLAN view and, separately, HAProxy first serve the address MetalLB gave the
 // cluster's hosted Service. It asks while the burst runs, so that each figure is that cluster's own latency rather
 // than the time until the whole fleet was Ready.
 //

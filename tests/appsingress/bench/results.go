@@ -28,7 +28,7 @@ type results struct {
 	// creation, then MetalLB; compare the floor's create → IP).
 	CreateToIP bench.Latency `json:"createToIP"`
 	// CreateIPToReady: in the burst, external IP assigned → the AppsIngress's status Ready (the operator has seen both
-	// servers answer; polled every 200 ms).
+	// servers answer; seen on a watch).
 	CreateIPToReady bench.Latency `json:"createIPToReady"`
 	// Missed lists clusters left out of a latency because one of its ends was not observed (should be empty).
 	Missed []string `json:"missed,omitempty"`

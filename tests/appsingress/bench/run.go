@@ -224,7 +224,7 @@ func waitAllReady(ctx context.Context, e *localenv.Env, n int, seen *stamps) (ti
 		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ais.List(ctx, o) },
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return ais.Watch(ctx, o) },
 	}
-	ready := map[string]bool{}
+	ready, count := map[string]bool{}, 0
 	// Bounded by the bench's --timeout: a fleet of thousands takes minutes on a small machine.
 	_, err := watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
 		it, ok := ev.Object.(*unstructured.Unstructured)
@@ -234,25 +234,21 @@ func waitAllReady(ctx context.Context, e *localenv.Env, n int, seen *stamps) (ti
 		// All Ready at once, as a list would see them: one that turned Ready and then left it counts again only
 		// when it is back.
 		phase, _, _ := unstructured.NestedString(it.Object, "status", "phase")
-		if ready[it.GetName()] = phase == "Ready"; ready[it.GetName()] {
+		was, now := ready[it.GetName()], phase == "Ready"
+		ready[it.GetName()] = now
+		switch {
+		case now && !was:
 			seen.set(it.GetName(), "", time.Now())
+			count++
+		case was && !now:
+			count--
 		}
-		return countTrue(ready) == n, nil
+		return count == n, nil
 	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%d of %d AppsIngresses Ready: %w", countTrue(ready), n, err)
+		return time.Time{}, fmt.Errorf("%d of %d AppsIngresses Ready: %w", count, n, err)
 	}
 	return time.Now(), nil
-}
-
-func countTrue(m map[string]bool) int {
-	n := 0
-	for _, v := range m {
-		if v {
-			n++
-		}
-	}
-	return n
 }
 
 func waitDNS(ctx context.Context, server, name, ip string) (time.Time, error) {
