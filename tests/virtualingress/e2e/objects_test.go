@@ -43,6 +43,8 @@ func newNamespace(t *testing.T, prefix string) string {
 	t.Cleanup(func() {
 		_ = env.kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
 	})
+	// Registered after the deletion, so it runs before it.
+	dumpNamespaceOnFailure(t, ns.Name)
 	return ns.Name
 }
 
