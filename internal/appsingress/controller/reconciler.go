@@ -82,17 +82,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	ai.Status.ObservedGeneration = ai.Generation
-	now := metav1.NewTime(r.now())
-	ai.Status.LastSyncTime = &now
-	// With the resourceVersion the status was computed from: a merge patch against a stale cached copy leaves out the
-	// fields that copy already had, so phase and reason could stay as an unseen write left them while the message
-	// moved on. A conflict retries with the fresh object.
-	if err := r.client.Status().Patch(ctx, ai, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // through the rate limiter, as fail does
+	if statusDue(orig, ai, r.now()) {
+		now := metav1.NewTime(r.now())
+		ai.Status.LastSyncTime = &now
+		// With the resourceVersion the status was computed from: a merge patch against a stale cached copy leaves out
+		// the fields that copy already had, so phase and reason could stay as an unseen write left them while the
+		// message moved on. A conflict retries with the fresh object.
+		if err := r.client.Status().Patch(ctx, ai, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // through the rate limiter, as fail does
+			}
+			reconcileResults.WithLabelValues("error").Inc()
+			return ctrl.Result{}, err
 		}
-		reconcileResults.WithLabelValues("error").Inc()
-		return ctrl.Result{}, err
 	}
 	recordPhase(ai)
 	reconcileResults.WithLabelValues(string(ai.Status.Phase)).Inc()

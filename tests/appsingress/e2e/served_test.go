@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/net/dns/dnsmessage"
 	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/controller"
@@ -92,8 +93,10 @@ func TestRefusedProxyConfigurationIsReported(t *testing.T) {
 	waitFor(t, c, key, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
 }
 
-// TestReadyObjectIsCheckedAgainWithoutEvents: with nothing changing in either cluster, a hosted API server that stops
-// answering turns HostedClusterReachable false within the re-check period, and the last good entries stay served.
+// TestReadyObjectIsCheckedAgainWithoutEvents: with nothing changing in either cluster, the re-checks of a Ready
+// object write nothing (lastSyncTime alone is refreshed only every controller.LastSyncRefresh); a hosted API server
+// that stops answering turns HostedClusterReachable false within the re-check period, and the last good entries stay
+// served.
 func TestReadyObjectIsCheckedAgainWithoutEvents(t *testing.T) {
 	noSyncErrors(t)
 	if err := startMetalLB(context.Background()); err != nil {
@@ -105,6 +108,25 @@ func TestReadyObjectIsCheckedAgainWithoutEvents(t *testing.T) {
 	createAppsIngress(t, name, poolA, nil)
 	t.Cleanup(func() { deleteAndWait(t, key) })
 	ai := waitFor(t, c, key, "Ready", time.Minute, phaseIs(v1alpha1.PhaseReady, "Ready"))
+	if ai.Status.LastSyncTime == nil {
+		t.Fatal("Ready without status.lastSyncTime")
+	}
+
+	// Two re-check periods (plus jitter) with nothing changing: the operator re-checks (reconciles that end Ready)
+	// and leaves the object as it was.
+	ready := reconcilesEndingReady(t)
+	time.Sleep(2*recheckInterval + recheckInterval/5)
+	if got := reconcilesEndingReady(t) - ready; got < 2 {
+		t.Fatalf("%v reconciles ended Ready in two re-check periods, want at least 2", got)
+	}
+	now := &v1alpha1.AppsIngress{}
+	if err := c.Get(context.Background(), key, now); err != nil {
+		t.Fatal(err)
+	}
+	if now.ResourceVersion != ai.ResourceVersion {
+		t.Fatalf("re-checks that found nothing new wrote the AppsIngress: resourceVersion %s → %s, lastSyncTime %v → %v",
+			ai.ResourceVersion, now.ResourceVersion, ai.Status.LastSyncTime, now.Status.LastSyncTime)
+	}
 
 	if err := hostedCl.StopComponent(devcluster.ComponentAPIServer); err != nil {
 		t.Fatal(err)
@@ -135,4 +157,26 @@ func sorted(ss []string) []string {
 	out := slices.Clone(ss)
 	slices.Sort(out)
 	return out
+}
+
+// reconcilesEndingReady is the operator's appsingress_reconcile_total{result="Ready"} (it runs in this process).
+func reconcilesEndingReady(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "appsingress_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == string(v1alpha1.PhaseReady) {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

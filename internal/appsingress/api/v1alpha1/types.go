@@ -214,7 +214,9 @@ type AppsIngressStatus struct {
 	// Service in the hosted control plane namespace, reached without the published name.
 	// +optional
 	APIBackend string `json:"apiBackend,omitempty"`
-	// lastSyncTime is when the operator last completed a reconcile of this object.
+	// lastSyncTime is when the operator last wrote this status after a reconcile: whenever anything else in it
+	// changes, and at least every 10 minutes while nothing does (a periodic re-check that finds nothing new writes
+	// nothing). Much older than that, the operator is not reconciling this object.
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
 	// observedGeneration is the generation the status describes.
