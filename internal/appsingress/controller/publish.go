@@ -65,6 +65,13 @@ type publisher struct {
 	enqueued, covered uint64
 	lastPub           published
 	lastErr           error
+	// written is, by AppsIngress key, the entries of the last render, and writtenPub what it gave, once it was written
+	// without error (nil after a failed one); both guarded by qmu. A publish of the entry written for its key, with
+	// none queued for it, returns at once: a Ready fleet's re-checks and objects waiting for the servers publish what
+	// is already written, and a render (a list of every AppsIngress, the files compared with the live ConfigMaps)
+	// for each would hold the lock the changes wait for. The ConfigMaps' own watch undoes edits of them.
+	written    map[string]*routes.Cluster
+	writtenPub published
 	// idsMu guards proxyIDs, which checks read while a render runs.
 	idsMu sync.Mutex
 	// proxyIPsCache is the proxy Service's cluster IPs and when they were read (they change only with the Service).
@@ -147,7 +154,8 @@ func (p *publisher) proxyCurrent(since uint64) func(id string) bool {
 // cache: with several workers, another object's status write may not have reached the cache yet, and rendering
 // from it would drop that object's fresh entry. The cache is used for objects not published since the start.
 //
-// It returns once a render that includes override is written: its own, or one another call made meanwhile.
+// It returns once a render that includes override is written: its own, one another call made meanwhile, or, when
+// override's entry is the one last written for it, the last one.
 func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress) (published, error) {
 	p.qmu.Lock()
 	p.enqueued++
@@ -160,7 +168,14 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 		if c, ok := entry(override); ok {
 			e = &c
 		}
-		p.queue[override.Namespace+"/"+override.Name] = e
+		key := override.Namespace + "/" + override.Name
+		_, queued := p.queue[key]
+		if w, ok := p.written[key]; ok && !queued && reflect.DeepEqual(w, e) {
+			pub := p.writtenPub
+			p.qmu.Unlock()
+			return pub, nil
+		}
+		p.queue[key] = e
 	}
 	p.qmu.Unlock()
 
@@ -175,6 +190,12 @@ func (p *publisher) publish(ctx context.Context, override *v1alpha1.AppsIngress)
 	p.qmu.Unlock()
 	p.lastPub, p.lastErr = p.render(ctx, batch)
 	p.covered = covered
+	p.qmu.Lock()
+	p.written, p.writtenPub = nil, p.lastPub
+	if p.lastErr == nil {
+		p.written = maps.Clone(p.entries)
+	}
+	p.qmu.Unlock()
 	return p.lastPub, p.lastErr
 }
 

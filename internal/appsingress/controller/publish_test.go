@@ -15,6 +15,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/api/v1alpha1"
 	"github.com/virtual-ingress/virtual-ingress/internal/appsingress/routes"
@@ -122,4 +123,50 @@ func testPublisher(t *testing.T, objs ...client.Object) (*publisher, client.Clie
 	p := &publisher{client: c, reader: c, dnsMap: types.NamespacedName{Namespace: "ops", Name: "dns"}, proxyMap: types.NamespacedName{Namespace: "ops", Name: "proxy"}}
 	p.dnsOpts.ProxyIPs = []netip.Addr{netip.MustParseAddr("10.0.0.1")}
 	return p, c
+}
+
+// An entry already written is published again without a render (a Ready object's re-check, an object waiting for the
+// servers); a changed one renders; after a render that failed, every publish renders until one is written.
+func TestPublishOfAWrittenEntryDoesNotRender(t *testing.T) {
+	a := example()
+	p, c := testPublisher(t, a.DeepCopy())
+	lists, failLists := 0, false
+	p.client = interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*v1alpha1.AppsIngressList); ok {
+				lists++
+				if failLists {
+					return apierrors.NewServiceUnavailable("down")
+				}
+			}
+			return cl.List(ctx, list, opts...)
+		},
+	})
+	ctx := context.Background()
+	a.Status.ExternalIPs = []string{"192.0.2.1"}
+	first, err := p.publish(ctx, a)
+	if err != nil || lists != 1 {
+		t.Fatalf("first publish: %v, %d renders, want 1", err, lists)
+	}
+	again, err := p.publish(ctx, a.DeepCopy())
+	if err != nil || lists != 1 || again.render != first.render {
+		t.Fatalf("the same entry again: %v, %d renders (want 1), render %d (want %d)", err, lists, again.render, first.render)
+	}
+	a.Status.ExternalIPs = []string{"192.0.2.2"}
+	if _, err := p.publish(ctx, a); err != nil || lists != 2 {
+		t.Fatalf("a new address: %v, %d renders, want 2", err, lists)
+	}
+	failLists = true
+	a.Status.ExternalIPs = []string{"192.0.2.3"}
+	if _, err := p.publish(ctx, a); err == nil {
+		t.Fatal("a render whose list failed reported no error")
+	}
+	a.Status.ExternalIPs = []string{"192.0.2.2"}
+	if _, err := p.publish(ctx, a); err == nil || lists != 4 {
+		t.Fatalf("after a failed render, the last written entry published again: %v after %d renders, want an error after 4", err, lists)
+	}
+	failLists = false
+	if _, err := p.publish(ctx, a); err != nil || lists != 5 {
+		t.Fatalf("once the API answers: %v, %d renders, want 5", err, lists)
+	}
 }
