@@ -149,7 +149,7 @@ func (r *Reconciler) gather(ctx context.Context, vi *view) (inputs, bool, error)
 		client.MatchingFields{triggerIndex: triggerKey(r.kind.gvk.Kind, ns, vi.meta.GetName())}); err != nil {
 		return in, false, err
 	}
-	pending, failure := generationState(requests.Items)
+	pending, failure := generationState(requests.Items, r.clock.Now())
 	in.failure = failure
 	services, err := r.selectedServices(ctx, ns, vi.backends)
 	if err != nil {

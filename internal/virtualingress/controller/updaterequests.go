@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -76,12 +77,28 @@ func updateRequestTrigger(obj client.Object) []string {
 	return keys
 }
 
+// statelessOrphanAfter is how old an UpdateRequest with no state may be and still count as Kyverno's work. Kyverno's
+// admission controller creates a request, then sets its state to Pending in a second write; its background
+// controller processes only Pending ones. An admission Pod that stops between the two writes (a rollout, an upgrade
+// of Kyverno's chart), or a second write that fails (Kyverno then creates another request), leaves a request no one
+// will ever process, and a source waiting for it would never be repaired.
+const statelessOrphanAfter = 30 * time.Second
+
 // generationState summarises the UpdateRequests of one source object: whether Kyverno still has one to process, and
-// the message of a failed one.
-func generationState(requests []unstructured.Unstructured) (pending bool, failure string) {
+// the message of a failed one. Completed and skipped requests are done with, and a request left without a state
+// for longer than statelessOrphanAfter is an orphan: neither is pending.
+func generationState(requests []unstructured.Unstructured, now time.Time) (pending bool, failure string) {
 	for _, ur := range requests {
-		pending = true
 		state, _, _ := unstructured.NestedString(ur.Object, "status", "state")
+		switch state {
+		case "Completed", "Skip":
+			continue
+		case "":
+			if now.Sub(ur.GetCreationTimestamp().Time) >= statelessOrphanAfter {
+				continue
+			}
+		}
+		pending = true
 		message, _, _ := unstructured.NestedString(ur.Object, "status", "message")
 		retries, _, _ := unstructured.NestedInt64(ur.Object, "status", "retryCount")
 		// Kyverno turns a Failed request back to Pending to retry it; a retried one keeps its last message.

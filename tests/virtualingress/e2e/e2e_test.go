@@ -46,6 +46,7 @@ func TestVirtualIngress(t *testing.T) {
 		{"a VirtualIngress waiting in Kyverno's queue is reported once", testQueuedReportedOnce},
 		{"namespace restrictions", testNamespaceRestrictions},
 		{"an Ingress deleted by hand comes back", testIngressDeletedByHand},
+		{"a request Kyverno never processes does not hold the repair", testOrphanedRequestHoldsNoRepair},
 		{"an annotation edited by hand on the Ingress is put back", testIngressAnnotationEditedByHand},
 		{"several matches under oldest", testMultipleMatchesOldest},
 		{"the release notes name the Kyverno beside it", testKyvernoVersionNoted},
