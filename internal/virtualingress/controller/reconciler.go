@@ -69,10 +69,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if vi.condition(ConditionResolved) == nil {
 		return ctrl.Result{}, nil
 	}
-	in, pending, err := r.gather(ctx, vi)
+	in, gen, err := r.gather(ctx, vi)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	pending := gen.pending
 	v := decide(in)
 	// Once here, so that the comparison, the condition, the Event and a repair's note all carry the same text.
 	v.message = sanitize(v.message)
@@ -121,14 +122,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			log.FromContext(ctx).Info("repairing", "reason", v.reason, "message", v.message)
 		}
 	}
-	if wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+	if wait <= 0 {
+		wait = r.opts.Resync
 	}
-	return ctrl.Result{RequeueAfter: r.opts.Resync}, nil
+	if gen.orphanIn > 0 {
+		// A request that never gets a state holds the report and the repair only until it counts as an orphan.
+		wait = min(wait, gen.orphanIn)
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
 }
 
 // gather reads the generated object, Kyverno's requests and the Services the verdict depends on, from the caches.
-func (r *Reconciler) gather(ctx context.Context, vi *view) (inputs, bool, error) {
+func (r *Reconciler) gather(ctx context.Context, vi *view) (inputs, generation, error) {
 	ns := vi.meta.GetNamespace()
 	in := inputs{kind: r.kind, vi: vi, uid: vi.meta.GetUID()}
 	if vi.generatedName != "" {
@@ -137,29 +142,29 @@ func (r *Reconciler) gather(ctx context.Context, vi *view) (inputs, bool, error)
 		switch {
 		case err == nil:
 			if in.generated, err = r.kind.state(generated, vi.want); err != nil {
-				return in, false, err
+				return in, generation{}, err
 			}
 			in.generated.metadataLag = r.copied.lag(vi.meta, generated, r.kind.backReferenceLabel)
 		case !apierrors.IsNotFound(err):
-			return in, false, err
+			return in, generation{}, err
 		}
 	}
 	requests := newUpdateRequestList()
 	if err := r.client.List(ctx, requests, client.InNamespace(r.opts.KyvernoNamespace),
 		client.MatchingFields{triggerIndex: triggerKey(r.kind.gvk.Kind, ns, vi.meta.GetName())}); err != nil {
-		return in, false, err
+		return in, generation{}, err
 	}
-	pending, failure := generationState(requests.Items, r.clock.Now())
-	in.failure = failure
+	gen := generationState(requests.Items, r.clock.Now())
+	in.failure = gen.failure
 	services, err := r.selectedServices(ctx, ns, vi.backends)
 	if err != nil {
-		return in, false, err
+		return in, generation{}, err
 	}
 	var found string
 	in.lag, found = resolutionLag(vi.backends, services, r.opts.OnMultipleMatches)
 	in.lagFound = found != ""
 	in.lagUnfollowed = in.lagFound && namedByTheServer(services, found)
-	return in, pending, nil
+	return in, gen, nil
 }
 
 // selectedServices reads the Services of ns that some backend's selector matches: all that resolution depends on.

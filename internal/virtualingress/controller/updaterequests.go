@@ -84,27 +84,40 @@ func updateRequestTrigger(obj client.Object) []string {
 // will ever process, and a source waiting for it would never be repaired.
 const statelessOrphanAfter = 30 * time.Second
 
-// generationState summarises the UpdateRequests of one source object: whether Kyverno still has one to process, and
-// the message of a failed one. Completed and skipped requests are done with, and a request left without a state
-// for longer than statelessOrphanAfter is an orphan: neither is pending.
-func generationState(requests []unstructured.Unstructured, now time.Time) (pending bool, failure string) {
+// generation is what Kyverno's UpdateRequests say of one source object.
+type generation struct {
+	// pending: Kyverno still has a request to process.
+	pending bool
+	// failure is the message of a failed request.
+	failure string
+	// orphanIn is how long until the youngest request still without a state counts as an orphan (0: none waits).
+	// No event marks that moment (the request does not change), so the source is looked at again then.
+	orphanIn time.Duration
+}
+
+// generationState summarises the UpdateRequests of one source object. Completed and skipped requests are done with,
+// and a request left without a state for longer than statelessOrphanAfter is an orphan: neither is pending.
+func generationState(requests []unstructured.Unstructured, now time.Time) generation {
+	var g generation
 	for _, ur := range requests {
 		state, _, _ := unstructured.NestedString(ur.Object, "status", "state")
 		switch state {
 		case "Completed", "Skip":
 			continue
 		case "":
-			if now.Sub(ur.GetCreationTimestamp().Time) >= statelessOrphanAfter {
+			left := statelessOrphanAfter - now.Sub(ur.GetCreationTimestamp().Time)
+			if left <= 0 {
 				continue
 			}
+			g.orphanIn = max(g.orphanIn, left)
 		}
-		pending = true
+		g.pending = true
 		message, _, _ := unstructured.NestedString(ur.Object, "status", "message")
 		retries, _, _ := unstructured.NestedInt64(ur.Object, "status", "retryCount")
 		// Kyverno turns a Failed request back to Pending to retry it; a retried one keeps its last message.
 		if message != "" && (state == "Failed" || retries > 0) {
-			failure = message
+			g.failure = message
 		}
 	}
-	return pending, failure
+	return g
 }

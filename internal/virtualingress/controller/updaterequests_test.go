@@ -28,22 +28,27 @@ func TestGenerationState(t *testing.T) {
 		requests []unstructured.Unstructured
 		pending  bool
 		failure  string
+		orphanIn time.Duration
 	}{
-		{"none", nil, false, ""},
-		{"pending", []unstructured.Unstructured{request("Pending", time.Minute, "", 0)}, true, ""},
-		{"failed, to be retried", []unstructured.Unstructured{request("Failed", time.Minute, "admission refused", 1)}, true, "admission refused"},
-		{"just created, its state not written yet", []unstructured.Unstructured{request("", time.Second, "", 0)}, true, ""},
+		{"none", nil, false, "", 0},
+		{"pending", []unstructured.Unstructured{request("Pending", time.Minute, "", 0)}, true, "", 0},
+		{"failed, to be retried", []unstructured.Unstructured{request("Failed", time.Minute, "admission refused", 1)}, true, "admission refused", 0},
+		{"just created, its state not written yet: looked at again when it would be an orphan",
+			[]unstructured.Unstructured{request("", time.Second, "", 0)}, true, "", statelessOrphanAfter - time.Second},
 		{"no state for longer than statelessOrphanAfter: an orphan no one processes",
-			[]unstructured.Unstructured{request("", statelessOrphanAfter, "", 0)}, false, ""},
-		{"completed, not deleted yet", []unstructured.Unstructured{request("Completed", time.Second, "", 0)}, false, ""},
-		{"skipped", []unstructured.Unstructured{request("Skip", time.Second, "", 0)}, false, ""},
+			[]unstructured.Unstructured{request("", statelessOrphanAfter, "", 0)}, false, "", 0},
+		{"completed, not deleted yet", []unstructured.Unstructured{request("Completed", time.Second, "", 0)}, false, "", 0},
+		{"skipped", []unstructured.Unstructured{request("Skip", time.Second, "", 0)}, false, "", 0},
 		{"an orphan beside a pending one", []unstructured.Unstructured{
-			request("", time.Hour, "", 0), request("Pending", time.Second, "", 0)}, true, ""},
+			request("", time.Hour, "", 0), request("Pending", time.Second, "", 0)}, true, "", 0},
+		{"two without a state: the younger one decides", []unstructured.Unstructured{
+			request("", 20*time.Second, "", 0), request("", 5*time.Second, "", 0)}, true, "", statelessOrphanAfter - 5*time.Second},
 	}
 	for _, c := range cases {
-		pending, failure := generationState(c.requests, now)
-		if pending != c.pending || failure != c.failure {
-			t.Errorf("%s: pending %v, failure %q; want %v, %q", c.name, pending, failure, c.pending, c.failure)
+		g := generationState(c.requests, now)
+		if g.pending != c.pending || g.failure != c.failure || g.orphanIn != c.orphanIn {
+			t.Errorf("%s: pending %v, failure %q, orphan in %s; want %v, %q, %s",
+				c.name, g.pending, g.failure, g.orphanIn, c.pending, c.failure, c.orphanIn)
 		}
 	}
 }
