@@ -64,8 +64,9 @@ func Stage(dir string, data map[string]string) (*Staged, error) {
 		_ = os.RemoveAll(snapshot)
 		return nil, err
 	}
+	previous := currentSnapshot(dir)
 	for key, content := range data {
-		if err := os.WriteFile(filepath.Join(snapshot, key), []byte(content), 0o644); err != nil {
+		if err := place(previous, snapshot, key, content); err != nil {
 			return fail(err)
 		}
 	}
@@ -84,6 +85,30 @@ func Stage(dir string, data map[string]string) (*Staged, error) {
 		}
 	}
 	return &Staged{dir: dir, snapshot: snapshot, data: data}, nil
+}
+
+// currentSnapshot is the snapshot directory "..data" names, or "" when there is none.
+func currentSnapshot(dir string) string {
+	target, err := os.Readlink(filepath.Join(dir, DataLink))
+	if err != nil || target == "" || strings.Contains(target, "/") {
+		return ""
+	}
+	return filepath.Join(dir, target)
+}
+
+// place puts key's file into snapshot: a hard link to the previous snapshot's file when that holds the same content,
+// else a new file. A change usually touches a few of a fleet's files, and every set is a new snapshot: writing each
+// file again costs a journaled create per file on a disk-backed volume (about 130 µs here, against 16 µs for a link),
+// hundreds of files per change. Files are never changed in place, so the snapshots may share them.
+func place(previous, snapshot, key, content string) error {
+	file := filepath.Join(snapshot, key)
+	if previous != "" {
+		old := filepath.Join(previous, key)
+		if b, err := os.ReadFile(old); err == nil && string(b) == content && os.Link(old, file) == nil {
+			return nil
+		}
+	}
+	return os.WriteFile(file, []byte(content), 0o644)
 }
 
 // Commit makes the staged set dir's content (one rename of "..data"), then removes the links of keys it does not

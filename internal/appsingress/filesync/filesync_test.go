@@ -3,6 +3,7 @@ package filesync
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -64,6 +65,38 @@ func TestWriteMakesTheDirectoryTheData(t *testing.T) {
 	snap, err := os.ReadDir(filepath.Join(dir, second))
 	if err != nil || len(snap) != 2 {
 		t.Errorf("snapshot %s holds %v (%v), want the two files", second, snap, err)
+	}
+}
+
+// A file whose content did not change is the previous snapshot's file, linked rather than written again; a changed one
+// is a new file, and the previous snapshot's removal leaves the shared file whole.
+func TestWriteLinksUnchangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	inode := func(key string) uint64 {
+		t.Helper()
+		fi, err := os.Stat(filepath.Join(dir, key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	if err := Write(dir, map[string]string{"same.zone": "s", "changed.zone": "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	same, changed := inode("same.zone"), inode("changed.zone")
+	if err := Write(dir, map[string]string{"same.zone": "s", "changed.zone": "c2"}); err != nil {
+		t.Fatal(err)
+	}
+	if inode("same.zone") != same {
+		t.Error("an unchanged file was written again")
+	}
+	if inode("changed.zone") == changed {
+		t.Error("a changed file kept its inode: written in place, a reader could see it half-written")
+	}
+	for key, want := range map[string]string{"same.zone": "s", "changed.zone": "c2"} {
+		if b, err := os.ReadFile(filepath.Join(dir, key)); err != nil || string(b) != want {
+			t.Errorf("%s holds %q (%v), want %q", key, b, err, want)
+		}
 	}
 }
 
