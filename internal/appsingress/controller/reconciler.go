@@ -29,8 +29,10 @@ const Finalizer = "hostedcluster.virtual-ingress.io/cleanup"
 
 // Reconciler is the AppsIngress controller.
 type Reconciler struct {
-	client    client.Client
-	reader    client.Reader
+	client client.Client
+	reader client.Reader
+	// live reads from the API server: the copy a status write that conflicted is rebased onto.
+	live      client.Reader
 	hosted    *hosted.Registry
 	publisher *publisher
 	recorder  events.EventRecorder
@@ -82,23 +84,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	ai.Status.ObservedGeneration = ai.Generation
-	if statusDue(orig, ai, r.now()) {
-		now := metav1.NewTime(r.now())
-		ai.Status.LastSyncTime = &now
-		// With the resourceVersion the status was computed from: a merge patch against a stale cached copy leaves out
-		// the fields that copy already had, so phase and reason could stay as an unseen write left them while the
-		// message moved on. A conflict retries with the fresh object.
-		if err := r.client.Status().Patch(ctx, ai, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsConflict(err) {
-				return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // through the rate limiter, as fail does
-			}
-			reconcileResults.WithLabelValues("error").Inc()
-			return ctrl.Result{}, err
-		}
+	before, requeue, err := r.writeStatus(ctx, orig, ai)
+	if err != nil {
+		reconcileResults.WithLabelValues("error").Inc()
+		return ctrl.Result{}, err
+	}
+	if requeue {
+		return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // through the rate limiter, as fail does
 	}
 	recordPhase(ai)
 	reconcileResults.WithLabelValues(string(ai.Status.Phase)).Inc()
-	if ai.Status.Phase != orig.Status.Phase || ai.Status.Reason != orig.Status.Reason {
+	if ai.Status.Phase != before.Status.Phase || ai.Status.Reason != before.Status.Reason {
 		typ := corev1.EventTypeNormal
 		if ai.Status.Phase == v1alpha1.PhaseDegraded {
 			typ = corev1.EventTypeWarning

@@ -196,6 +196,7 @@ func newReconciler(mgr ctrl.Manager, o Options) (*Reconciler, chan event.TypedGe
 		client: mgr.GetClient(),
 		// The cache, not the client: the client reads unstructured objects (HostedCluster) from the API server.
 		reader: mgr.GetCache(),
+		live:   mgr.GetAPIReader(),
 		hosted: &hosted.Registry{Timeout: o.HostedClusterTimeout, UserAgent: FieldManager},
 		publisher: &publisher{
 			client: mgr.GetClient(), reader: mgr.GetAPIReader(),
