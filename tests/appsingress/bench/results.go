@@ -30,6 +30,9 @@ type results struct {
 	// CreateIPToReady: in the burst, external IP assigned → the AppsIngress's status Ready (the operator has seen both
 	// servers answer; seen on a watch).
 	CreateIPToReady bench.Latency `json:"createIPToReady"`
+	// CreateServedToReady: in the burst, both servers serve the cluster (the later of its DNS answer and its proxy
+	// route) → status Ready: how long the operator takes to notice and report what already works.
+	CreateServedToReady bench.Latency `json:"createServedToReady"`
 	// Missed lists clusters left out of a latency because one of its ends was not observed (should be empty).
 	Missed []string `json:"missed,omitempty"`
 	// AllReadySeconds: from creating the first AppsIngress until all are Ready.
@@ -59,6 +62,7 @@ func (r *results) Print(w io.Writer) {
 		{"create burst: AppsIngress created → IP", r.CreateToIP},
 		{"create burst: IP → ConfigMap", r.Create.IPToConfigMap}, {"create burst: IP → DNS answer", r.Create.IPToDNS}, {"create burst: IP → proxy route", r.Create.IPToProxy},
 		{"create burst: IP → Ready", r.CreateIPToReady},
+		{"create burst: served → Ready", r.CreateServedToReady},
 		{"IP change: IP → ConfigMap", r.Change.IPToConfigMap}, {"IP change: IP → DNS answer", r.Change.IPToDNS}, {"IP change: IP → proxy route", r.Change.IPToProxy},
 	} {
 		fmt.Fprintf(tw, "%s\tp50 %.3fs\tp95 %.3fs\tmax %.3fs\t(%d)\n", l.name, l.l.P50Seconds, l.l.P95Seconds, l.l.MaxSeconds, l.l.Samples)
