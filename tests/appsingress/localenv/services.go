@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,9 +124,16 @@ func (e *Env) SyncConfig(ctx context.Context, s *Serving, onDNS func(files map[s
 	var lastProxy map[string]string
 	go func() {
 		_ = filesync.Follow(ctx, e.MgmtKube, keys(ProxyMap), func(files map[string]string) {
-			if !maps.Equal(files, lastProxy) && s.Proxy.Reload(files) == nil {
-				lastProxy = files
+			if maps.Equal(files, lastProxy) {
+				return
 			}
+			start := time.Now()
+			if err := s.Proxy.Reload(files); err != nil {
+				// Retried with the next change; said, since every later route waits for it.
+				fmt.Fprintf(os.Stderr, "localenv: HAProxy reload after %s: %v\n", time.Since(start).Round(time.Millisecond), err)
+				return
+			}
+			lastProxy = files
 		})
 	}()
 	var lastDNS map[string]string
